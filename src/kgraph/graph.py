@@ -1,0 +1,133 @@
+"""The knowledge graph as plain values: typed nodes with attributes, and labelled edges.
+
+Node kinds and edge relations are the local names of the `kg:` vocabulary's classes and
+properties (`PullRequest`, `touchesFile`), so every exporter maps them the same way and a
+new kind needs no exporter change. Node ids are readable paths ("pr/vllm-project/vllm/50620")
+that exporters turn into IRIs under a configurable base.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+import networkx as nx
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Text:
+    """A string in a natural language (`skos:prefLabel "懒失效"@zh`)."""
+
+    text: str
+    lang: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Date:
+    """An ISO `YYYY-MM-DD` date, exported as `xsd:date`."""
+
+    iso: str
+
+    def __str__(self) -> str:
+        return self.iso
+
+
+Value = str | int | bool | Text | Date
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Node:
+    id: str
+    kind: str  # a kg: class local name
+    label: str
+    attrs: tuple[tuple[str, Value], ...] = ()  # repeated keys are multi-valued properties
+
+    def get(self, name: str) -> Value | None:
+        return next((v for k, v in self.attrs if k == name), None)
+
+    def values(self, name: str) -> list[Value]:
+        return [v for k, v in self.attrs if k == name]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Edge:
+    source: str
+    relation: str  # a kg: property local name
+    target: str
+
+
+@dataclass(slots=True)
+class KnowledgeGraph:
+    """Nodes by id and a set of edges; iteration is always in sorted order."""
+
+    nodes: dict[str, Node] = field(default_factory=dict)
+    edges: set[Edge] = field(default_factory=set)
+
+    def add(self, node: Node) -> str:
+        """Add a node, merging attributes with an existing node of the same id."""
+        old = self.nodes.get(node.id)
+        if old is not None and old != node:
+            attrs = tuple(sorted(set(old.attrs) | set(node.attrs), key=_attr_key))
+            node = Node(node.id, old.kind, old.label, attrs)
+        self.nodes[node.id] = node
+        return node.id
+
+    def link(self, source: str, relation: str, target: str) -> None:
+        self.edges.add(Edge(source, relation, target))
+
+    def sorted_nodes(self) -> list[Node]:
+        return [self.nodes[k] for k in sorted(self.nodes)]
+
+    def sorted_edges(self) -> list[Edge]:
+        return sorted(self.edges)
+
+    def of_kind(self, kind: str) -> Iterator[Node]:
+        return (n for n in self.sorted_nodes() if n.kind == kind)
+
+    def out(self, source: str, relation: str) -> list[str]:
+        return sorted(e.target for e in self.edges if e.source == source and e.relation == relation)
+
+    def counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for node in self.nodes.values():
+            counts[node.kind] = counts.get(node.kind, 0) + 1
+        return counts
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """A networkx view for layout and analysis; attributes are flattened to lists."""
+        graph = nx.MultiDiGraph()
+        for node in self.sorted_nodes():
+            graph.add_node(node.id, kind=node.kind, label=node.label, **_grouped(node.attrs))
+        for edge in self.sorted_edges():
+            graph.add_edge(edge.source, edge.target, key=edge.relation, relation=edge.relation)
+        return graph
+
+
+def _attr_key(item: tuple[str, Value]) -> tuple[str, str, str]:
+    return item[0], type(item[1]).__name__, str(item[1])
+
+
+def _grouped(attrs: Iterable[tuple[str, Value]]) -> dict[str, list[Value]]:
+    grouped: dict[str, list[Value]] = {}
+    for key, value in attrs:
+        grouped.setdefault(key, []).append(value)
+    return grouped
+
+
+def node_id(*segments: str) -> str:
+    """A node id from raw segments, each percent-encoded so the id is always a valid IRI path.
+
+    Slashes inside a segment are kept only where the caller passes them as separate
+    segments; "." and ".." are encoded so that no IRI resolver collapses them.
+    """
+    encoded = []
+    for segment in segments:
+        piece = quote(segment, safe="-_~.")
+        if piece in {"", ".", ".."}:
+            piece = piece.replace(".", "%2E") or "%20"
+        encoded.append(piece)
+    return "/".join(encoded)

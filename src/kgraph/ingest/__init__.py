@@ -1,0 +1,110 @@
+"""Read digests: expand the inputs, decode each file, detect its format, parse it."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from kgraph.ingest.formats import FORMATS, InputFormat, format_named
+from kgraph.ingest.text import DecodeError, decode
+from kgraph.model import Problem, ReadResult, Severity
+
+DIGEST_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl", ".ndjson")
+
+__all__ = ["FORMATS", "InputFormat", "expand_inputs", "read_digest", "read_inputs"]
+
+
+def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
+    """Files as given, folders recursively (digest suffixes only), globs; `-` is stdin.
+
+    The result is sorted within each input so that a folder reads the same way every time.
+    """
+    paths: list[str] = []
+    problems: list[Problem] = []
+    seen: set[str] = set()
+
+    def add(path: str) -> None:
+        key = path if path == "-" else os.path.realpath(path)
+        if key not in seen:
+            seen.add(key)
+            paths.append(path)
+
+    for given in inputs:
+        if given == "-":
+            add("-")
+        elif os.path.isdir(given):
+            found = sorted(
+                str(p)
+                for p in Path(given).rglob("*")
+                if p.is_file()
+                and p.suffix.lower() in DIGEST_SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(given).parts)
+            )
+            if not found:
+                problems.append(
+                    Problem(
+                        given, 0, f"folder holds no digest files ({', '.join(DIGEST_SUFFIXES)})"
+                    )
+                )
+            for path in found:
+                add(path)
+        elif os.path.exists(given):
+            add(given)
+        elif glob.has_magic(given):
+            matches = sorted(glob.glob(given, recursive=True))
+            if not matches:
+                problems.append(Problem(given, 0, "pattern matches no file", Severity.ERROR))
+            for path in matches:
+                if os.path.isfile(path):
+                    add(path)
+        else:
+            problems.append(Problem(given, 0, "no such file or folder", Severity.ERROR))
+    return paths, problems
+
+
+def read_digest(data: bytes, source: str, forced: str | None = None) -> ReadResult:
+    """Decode and parse one digest; never raises on bad content."""
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        text, problems = decode(data, source)
+    except DecodeError as err:
+        return ReadResult(None, (), (Problem(source, 1, str(err), Severity.ERROR),))
+    if not text.strip():
+        return ReadResult(None, (), (*problems, Problem(source, 1, "empty file, no entries")))
+    fmt = format_named(forced) if forced else _detect(os.path.basename(source), text)
+    if fmt is None:
+        message = (
+            "cannot tell the digest format (expected a YYYY-MM-DD line, an "
+            "'owner/repo · 标签视图' line, Markdown '## ' titles or JSON Lines); "
+            "use --format"
+        )
+        return ReadResult(None, (), (*problems, Problem(source, 1, message, Severity.ERROR)))
+    result = fmt.parse(text, source, sha)
+    return ReadResult(result.digest, result.entries, (*problems, *result.problems))
+
+
+def _detect(name: str, text: str) -> InputFormat | None:
+    return next((fmt for fmt in FORMATS if fmt.sniff(name, text)), None)
+
+
+def read_inputs(inputs: Iterable[str], forced: str | None = None) -> Iterator[ReadResult]:
+    """Read every input; unreadable ones become a `ReadResult` with an error, never an exception."""
+    paths, problems = expand_inputs(inputs)
+    if problems:
+        yield ReadResult(None, (), tuple(problems))
+    for path in paths:
+        if path == "-":
+            yield read_digest(sys.stdin.buffer.read(), "-", forced)
+            continue
+        try:
+            data = Path(path).read_bytes()
+        except OSError as err:
+            yield ReadResult(
+                None, (), (Problem(path, 0, f"cannot read: {err.strerror}", Severity.ERROR),)
+            )
+            continue
+        yield read_digest(data, path, forced)

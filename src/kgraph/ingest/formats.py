@@ -1,0 +1,327 @@
+"""The digest formats kgraph reads, one small parser each, and their registry.
+
+Each format knows how to recognise itself from a file's text (`sniff`) and how to turn
+that text into entries (`parse`). Parsers never raise on bad content: they return what
+they could read and a `Problem` for everything else.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import regex
+
+from kgraph.ingest.text import split_lines
+from kgraph.ingest.titles import Unit, group
+from kgraph.model import Digest, Entry, Problem, ReadResult, Severity
+
+DATE = regex.compile(r"^\s*(\d{4}-\d{2}-\d{2})\s*$")
+REPO = regex.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+TAG_VIEW_HEADER = regex.compile(
+    r"^\s*([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)\s*[·•|-]\s*(?:标签视图|tag view)\s*$",
+    regex.IGNORECASE,
+)
+PULL_URL = regex.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/pull/(\d+)")
+TITLE_NUMBER = regex.compile(r"\(#(\d+)\)\s*$|\s#(\d+)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class InputFormat:
+    name: str
+    description: str
+    sniff: Callable[[str, str], bool]  # (file name, text) -> does this format fit?
+    parse: Callable[[str, str, str], ReadResult]  # (text, source, sha256) -> entries
+
+
+def _first_line(text: str) -> str:
+    for line in split_lines(text):
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _number_from(title: str, url: str | None) -> int | None:
+    if url and (match := PULL_URL.search(url)):
+        return int(match.group(2))
+    if match := TITLE_NUMBER.search(title):
+        return int(match.group(1) or match.group(2))
+    return None
+
+
+def _entries(
+    blocks_source: str,
+    sha: str,
+    fmt: str,
+    units: list[Unit],
+    date: str | None,
+    repo: str | None,
+    problems: list[Problem],
+) -> ReadResult:
+    blocks, found = group(units, blocks_source)
+    problems.extend(found)
+    entries = tuple(
+        Entry(
+            blocks_source, b.line, b.title, b.summary, repo, date, None, _number_from(b.title, None)
+        )
+        for b in blocks
+    )
+    if not entries:
+        problems.append(Problem(blocks_source, 1, "no entries found"))
+    return ReadResult(Digest(blocks_source, fmt, date, repo, sha), entries, tuple(problems))
+
+
+# --- daily digest: a date line, then title lines each followed by summary lines --------------
+
+
+def _sniff_daily(name: str, text: str) -> bool:
+    return bool(DATE.match(_first_line(text)))
+
+
+def _parse_daily(text: str, source: str, sha: str) -> ReadResult:
+    lines = split_lines(text)
+    start = next(i for i, line in enumerate(lines) if line.strip())
+    header = DATE.match(lines[start])
+    date = header.group(1) if header else None
+    first = start + 1 if header else start
+    units = [Unit(i + 1, line) for i, line in enumerate(lines) if i >= first and line.strip()]
+    return _entries(source, sha, "daily", units, date, None, [])
+
+
+# --- tag view: "owner/repo · 标签视图", then blank-separated title and summary blocks ----------
+
+
+def _sniff_tag_view(name: str, text: str) -> bool:
+    return bool(TAG_VIEW_HEADER.match(_first_line(text)))
+
+
+def _paragraphs(lines: list[str], start: int) -> list[Unit]:
+    units: list[Unit] = []
+    current: list[str] = []
+    first = 0
+    for i in range(start, len(lines)):
+        if lines[i].strip():
+            if not current:
+                first = i + 1
+            current.append(lines[i].strip())
+        elif current:
+            units.append(Unit(first, "\n".join(current)))
+            current = []
+    if current:
+        units.append(Unit(first, "\n".join(current)))
+    return units
+
+
+def _parse_tag_view(text: str, source: str, sha: str) -> ReadResult:
+    lines = split_lines(text)
+    start = next(i for i, line in enumerate(lines) if line.strip())
+    header = TAG_VIEW_HEADER.match(lines[start])
+    repo = header.group(1) if header else None
+    first = start + 1 if header else start
+    return _entries(source, sha, "tag-view", _paragraphs(lines, first), None, repo, [])
+
+
+# --- Markdown: optional front matter or "# repo/date" line, then "## title" sections --------
+
+_FRONT_KEY = regex.compile(r"^(\w+)\s*:\s*(.*?)\s*$")
+_MD_HEADING = regex.compile(r"^##\s+(.*?)\s*#*\s*$")
+_MD_LINK_TITLE = regex.compile(r"^\[(.+)\]\((\S+)\)$")  # "## [title](url)"
+_MD_LINKED_NUMBER = regex.compile(r"\[#(\d+)\]\((\S+?)\)")  # "## title ([#123](url))"
+
+
+def _sniff_markdown(name: str, text: str) -> bool:
+    if name.lower().endswith((".md", ".markdown")):
+        return True
+    first = _first_line(text)
+    return first == "---" or first.startswith("#")
+
+
+def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
+    lines = split_lines(text)
+    meta: dict[str, str] = {}
+    problems: list[Problem] = []
+    i = 0
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    if i < len(lines) and lines[i].strip() == "---":
+        end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "---"), None)
+        if end is None:
+            problems.append(Problem(source, i + 1, "front matter is not closed by '---'"))
+        else:
+            for j in range(i + 1, end):
+                if match := _FRONT_KEY.match(lines[j]):
+                    meta[match.group(1).lower()] = match.group(2).strip("\"'")
+            i = end + 1
+    for j in range(i, len(lines)):
+        line = lines[j].strip()
+        if line.startswith("## "):
+            break
+        if line.startswith("# "):
+            for word in regex.split(r"[\s·•|,]+", line[2:]):
+                if DATE.match(word):
+                    meta.setdefault("date", word)
+                elif REPO.match(word):
+                    meta.setdefault("repo", word)
+    date = meta.get("date") if meta.get("date") and DATE.match(meta["date"]) else None
+    repo = meta.get("repo") if meta.get("repo") and REPO.match(meta["repo"]) else None
+    entries: list[Entry] = []
+    heading: tuple[int, str] | None = None
+    body: list[str] = []
+
+    def close() -> None:
+        if heading is None:
+            return
+        line_no, title = heading
+        url = None
+        if match := _MD_LINK_TITLE.match(title):
+            title, url = match.group(1), match.group(2)
+        elif match := _MD_LINKED_NUMBER.search(title):
+            url = match.group(2)
+            title = title[: match.start()] + f"#{match.group(1)}" + title[match.end() :]
+        summary = "\n".join(body).strip()
+        if not summary:
+            problems.append(Problem(source, line_no, f"title without a summary: {title!r}"))
+        entries.append(
+            Entry(source, line_no, title, summary, repo, date, url, _number_from(title, url))
+        )
+
+    for j in range(i, len(lines)):
+        if match := _MD_HEADING.match(lines[j]):
+            close()
+            heading, body = (j + 1, match.group(1)), []
+        elif heading is not None:
+            body.append(lines[j].strip())
+    close()
+    if not entries:
+        problems.append(Problem(source, 1, "no entries found (expected '## title' sections)"))
+    return ReadResult(Digest(source, "markdown", date, repo, sha), tuple(entries), tuple(problems))
+
+
+# --- JSON Lines: {"title", "summary", "repo"?, "date"?, "url"?, "number"?} per line -----------
+
+_SURROGATE = regex.compile(r"[\ud800-\udfff]")
+
+
+def _sniff_jsonl(name: str, text: str) -> bool:
+    return name.lower().endswith((".jsonl", ".ndjson")) or _first_line(text).startswith("{")
+
+
+def _clean(value: object, field: str, source: str, line: int, problems: list[Problem]) -> str:
+    text = str(value)
+    if _SURROGATE.search(text):
+        problems.append(Problem(source, line, f"lone surrogate in {field!r} replaced by U+FFFD"))
+        text = _SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    for i, raw in enumerate(split_lines(text), start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except json.JSONDecodeError as err:
+            problems.append(
+                Problem(
+                    source,
+                    i,
+                    f"invalid JSON ({err.msg} at column {err.colno}); entry skipped",
+                    Severity.ERROR,
+                    1,
+                )
+            )
+            continue
+        if not isinstance(record, dict):
+            problems.append(
+                Problem(source, i, "not a JSON object; entry skipped", Severity.ERROR, 1)
+            )
+            continue
+        title, summary = record.get("title"), record.get("summary")
+        if not isinstance(title, str) or not title.strip():
+            problems.append(Problem(source, i, 'missing "title"; entry skipped', Severity.ERROR, 1))
+            continue
+        if not isinstance(summary, str):
+            problems.append(Problem(source, i, 'missing "summary"', Severity.WARNING))
+            summary = ""
+        repo = record.get("repo")
+        if repo is not None and not (isinstance(repo, str) and REPO.match(repo)):
+            problems.append(Problem(source, i, f'ignored "repo" {repo!r}: not owner/name'))
+            repo = None
+        date = record.get("date")
+        if date is not None and not (isinstance(date, str) and DATE.match(date)):
+            problems.append(Problem(source, i, f'ignored "date" {date!r}: not YYYY-MM-DD'))
+            date = None
+        url = record.get("url") if isinstance(record.get("url"), str) else None
+        number = record.get("number")
+        if (
+            isinstance(number, bool)
+            or not isinstance(number, int | float | type(None))
+            or (isinstance(number, float) and (not math.isfinite(number) or number != int(number)))
+            or (number is not None and number <= 0)
+        ):
+            problems.append(Problem(source, i, f'ignored "number" {number!r}: not a PR number'))
+            number = None
+        title = _clean(title, "title", source, i, problems).strip()
+        summary = _clean(summary, "summary", source, i, problems).strip()
+        if url and (pull := PULL_URL.search(url)) and repo is None:
+            repo = pull.group(1)
+        entries.append(
+            Entry(
+                source,
+                i,
+                title,
+                summary,
+                repo,
+                date,
+                url,
+                int(number) if number is not None else _number_from(title, url),
+            )
+        )
+    if not entries and not problems:
+        problems.append(Problem(source, 1, "no entries found"))
+    dates = {e.date for e in entries if e.date}
+    repos = {e.repo for e in entries if e.repo}
+    digest = Digest(
+        source,
+        "jsonl",
+        dates.pop() if len(dates) == 1 else None,
+        repos.pop() if len(repos) == 1 else None,
+        sha,
+    )
+    return ReadResult(digest, tuple(entries), tuple(problems))
+
+
+FORMATS: tuple[InputFormat, ...] = (
+    InputFormat(
+        "jsonl", 'JSON Lines, one {"title", "summary", …} object a line', _sniff_jsonl, _parse_jsonl
+    ),
+    InputFormat(
+        "daily",
+        "daily digest: a YYYY-MM-DD line, then title and summary lines",
+        _sniff_daily,
+        _parse_daily,
+    ),
+    InputFormat(
+        "tag-view",
+        "tag view: an 'owner/repo · 标签视图' line, then blank-separated title and summary blocks",
+        _sniff_tag_view,
+        _parse_tag_view,
+    ),
+    InputFormat(
+        "markdown",
+        "Markdown: optional front matter, then '## title' sections",
+        _sniff_markdown,
+        _parse_markdown,
+    ),
+)
+
+
+def format_named(name: str) -> InputFormat:
+    for fmt in FORMATS:
+        if fmt.name == name:
+            return fmt
+    raise KeyError(name)

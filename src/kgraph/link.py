@@ -1,0 +1,436 @@
+"""Entity resolution: from entries and their mentions to one linked graph.
+
+The extractors see one entry at a time; only here do we know the whole corpus, so only
+here can we decide that two digests describe the same PR, that `scheduler.py` is the
+`vllm/v1/core/sched/scheduler.py` another review named, that `touch` is `CachePolicy.touch`,
+and which PRs share code. Every rule merges only when the corpus leaves one candidate:
+an ambiguous name stays its own node rather than being merged by guesswork.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import regex
+
+from kgraph.graph import Date, KnowledgeGraph, Node, Value, node_id
+from kgraph.model import Digest, Entry, Kind, Mention
+
+UNKNOWN_REPO = "_"  # the scope of PRs whose repository no digest names
+EXTERNAL_SCOPE = "_external"
+DEFAULT_PACKAGES: Mapping[str, str] = {"vllm": "vllm-project/vllm", "sglang": "sgl-project/sglang"}
+SOURCE_ROOTS = ("python/", "src/", "lib/")
+DEFAULT_SHARE_LIMIT = 200  # entities touched by more PRs than this are hubs, not shared code
+
+ENTITY_KINDS = frozenset({Kind.FILE, Kind.SYMBOL, Kind.EXTERNAL_SYMBOL, Kind.ISSUE})
+
+
+@dataclass(frozen=True, slots=True)
+class LinkOptions:
+    packages: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PACKAGES))
+    share_limit: int = DEFAULT_SHARE_LIMIT
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedEntry:
+    entry: Entry
+    digest: Digest
+    mentions: tuple[Mention, ...]
+
+
+def normalize_title(title: str) -> str:
+    """Titles compare equal across digests despite width, case, spacing and a `(#N)` tail."""
+    text = unicodedata.normalize("NFKC", title)
+    text = regex.sub(r"\s*\(#\d+\)\s*$", "", text)
+    text = regex.sub(r"\s+", " ", text).strip().casefold()
+    return text.rstrip("。.!！?？;；:：，, ")
+
+
+def short_hash(text: str, length: int = 12) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:length]
+
+
+def _file_name(source: str) -> str:
+    return source.replace("\\", "/").rsplit("/", 1)[-1] or "stdin"
+
+
+def digest_id(digest: Digest) -> str:
+    return node_id("digest", f"{_file_name(digest.source)}-{digest.sha256[:8]}")
+
+
+def entry_id(item: ExtractedEntry) -> str:
+    return f"{digest_id(item.digest)}/{item.entry.line}".replace("digest/", "entry/", 1)
+
+
+# --- repositories -----------------------------------------------------------------------------
+
+
+def _repo_from_paths(mentions: Iterable[Mention], packages: Mapping[str, str]) -> str | None:
+    """`vllm/v1/...` or `python/sglang/...` names its repository; conflicting paths name none."""
+    found = set()
+    for mention in mentions:
+        if mention.kind is Kind.FILE and "/" in mention.key:
+            path = mention.key
+            for root in SOURCE_ROOTS:
+                path = path.removeprefix(root)
+            head = path.split("/", 1)[0]
+            if head in packages:
+                found.add(packages[head])
+    return found.pop() if len(found) == 1 else None
+
+
+def _known_packages(items: Sequence[ExtractedEntry], options: LinkOptions) -> dict[str, str]:
+    packages = dict(options.packages)
+    for item in items:
+        if item.entry.repo:
+            packages.setdefault(item.entry.repo.split("/")[1], item.entry.repo)
+    return packages
+
+
+# --- pull requests ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PullRequest:
+    repo: str | None
+    number: int | None
+    items: list[ExtractedEntry]
+    repo_basis: str
+
+    @property
+    def id(self) -> str:
+        scope = self.repo.split("/") if self.repo else [UNKNOWN_REPO]
+        if self.number is not None:
+            return node_id("pr", *scope, str(self.number))
+        return node_id(
+            "pr", *scope, "title-" + short_hash(normalize_title(self.items[0].entry.title))
+        )
+
+
+def _group_pull_requests(
+    items: Sequence[ExtractedEntry], packages: Mapping[str, str]
+) -> list[PullRequest]:
+    """One PR per (repository, number), else per (repository, title), across all digests.
+
+    An entry without a repository joins the PR of the same title when that title is known
+    in exactly one repository; likewise an entry without a number joins a numbered PR of the
+    same title when there is exactly one.
+    """
+    by_title: dict[str, list[tuple[ExtractedEntry, str | None, str]]] = defaultdict(list)
+    for item in items:
+        entry = item.entry
+        if entry.repo:
+            repo, basis = entry.repo, "digest"
+        elif inferred := _repo_from_paths(item.mentions, packages):
+            repo, basis = inferred, "path"
+        else:
+            repo, basis = None, "unknown"
+        by_title[normalize_title(entry.title)].append((item, repo, basis))
+
+    prs: list[PullRequest] = []
+    for title in sorted(by_title):
+        group = by_title[title]
+        repos = sorted({repo for _, repo, _ in group if repo})
+        by_repo: dict[str | None, list[tuple[ExtractedEntry, str]]] = defaultdict(list)
+        for item, repo, basis in group:
+            if repo is None and len(repos) == 1:
+                repo, basis = repos[0], "same-title"
+            by_repo[repo].append((item, basis))
+        for repo in sorted(by_repo, key=lambda r: r or ""):
+            members = by_repo[repo]
+            numbers = sorted({m.entry.number for m, _ in members if m.entry.number is not None})
+            by_number: dict[int | None, list[tuple[ExtractedEntry, str]]] = defaultdict(list)
+            for item, basis in members:
+                number = item.entry.number
+                if number is None and len(numbers) == 1:
+                    number = numbers[0]
+                by_number[number].append((item, basis))
+            for number in sorted(by_number, key=lambda n: -1 if n is None else n):
+                chosen = sorted(
+                    by_number[number], key=lambda mb: (mb[0].entry.source, mb[0].entry.line)
+                )
+                bases = {b for _, b in chosen}
+                basis = next(b for b in ("digest", "path", "same-title", "unknown") if b in bases)
+                prs.append(PullRequest(repo, number, [m for m, _ in chosen], basis))
+    return prs
+
+
+def _infer_repo_from_shared_code(prs: list[PullRequest]) -> None:
+    """A PR with no repository gains one when its code names occur in exactly one repository.
+
+    Requires a full path, or two distinctive symbols, so that `free` or `load` alone never
+    moves a PR between repositories.
+    """
+    where: dict[tuple[Kind, str], set[str]] = defaultdict(set)
+    for pr in prs:
+        if pr.repo:
+            for item in pr.items:
+                for m in item.mentions:
+                    if m.kind in (Kind.FILE, Kind.SYMBOL):
+                        where[(m.kind, m.key)].add(pr.repo)
+    for pr in prs:
+        if pr.repo:
+            continue
+        votes: dict[str, int] = defaultdict(int)
+        for m in {m for item in pr.items for m in item.mentions}:
+            repos = where.get((m.kind, m.key), set())
+            if len(repos) == 1 and _distinctive(m):
+                votes[next(iter(repos))] += 2 if m.kind is Kind.FILE and "/" in m.key else 1
+        winners = [repo for repo, vote in votes.items() if vote >= 2]
+        if len(winners) == 1:
+            pr.repo, pr.repo_basis = winners[0], "shared-code"
+
+
+def _distinctive(mention: Mention) -> bool:
+    key = mention.key
+    return (mention.kind is Kind.FILE and "/" in key) or (
+        len(key) >= 8 and ("_" in key.strip("_") or "." in key or any(c.isupper() for c in key[1:]))
+    )
+
+
+# --- files and symbols ------------------------------------------------------------------------
+
+
+def _canonical_paths(paths: Iterable[str]) -> dict[str, str]:
+    """Map each path to the one longer path of the same scope it abbreviates, if unique."""
+    paths = set(paths)
+    by_base: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        by_base[path.rsplit("/", 1)[-1]].append(path)
+    canonical = {}
+    for path in paths:
+        candidates = [
+            q for q in by_base[path.rsplit("/", 1)[-1]] if q != path and q.endswith("/" + path)
+        ]
+        maximal = [
+            q for q in candidates if not any(o != q and o.endswith("/" + q) for o in candidates)
+        ]
+        canonical[path] = maximal[0] if len(maximal) == 1 else path
+    return canonical
+
+
+def _canonical_symbols(names: Iterable[str]) -> dict[str, str]:
+    """`method` is `Class.method` when exactly one class-qualified name in scope ends with it."""
+    names = set(names)
+    qualified: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        if "." in name and name[0].isupper():
+            qualified[name.rsplit(".", 1)[1]].append(name)
+    return {
+        name: (
+            qualified[name][0] if "." not in name and len(qualified.get(name, [])) == 1 else name
+        )
+        for name in names
+    }
+
+
+def _scope(repo: str | None) -> list[str]:
+    return repo.split("/") if repo else [UNKNOWN_REPO]
+
+
+# --- the graph --------------------------------------------------------------------------------
+
+
+def link(
+    items: Sequence[ExtractedEntry], digests: Sequence[Digest], options: LinkOptions | None = None
+) -> KnowledgeGraph:
+    options = options or LinkOptions()
+    packages = _known_packages(items, options)
+    prs = _group_pull_requests(items, packages)
+    _infer_repo_from_shared_code(prs)
+    graph = KnowledgeGraph()
+
+    for digest in digests:
+        name = _file_name(digest.source)
+        attrs: list[tuple[str, Value]] = [
+            ("sourceName", name),
+            ("format", digest.format),
+            ("sha256", digest.sha256),
+        ]
+        if digest.date:
+            attrs.append(("date", Date(digest.date)))
+        graph.add(Node(digest_id(digest), "Digest", name, tuple(attrs)))
+
+    paths_by_scope: dict[str | None, set[str]] = defaultdict(set)
+    names_by_scope: dict[str | None, set[str]] = defaultdict(set)
+    for pr in prs:
+        for item in pr.items:
+            for m in item.mentions:
+                if m.kind is Kind.FILE:
+                    paths_by_scope[pr.repo].add(m.key)
+                elif m.kind is Kind.SYMBOL:
+                    names_by_scope[pr.repo].add(m.key)
+    canonical_path = {scope: _canonical_paths(p) for scope, p in paths_by_scope.items()}
+    canonical_name = {scope: _canonical_symbols(n) for scope, n in names_by_scope.items()}
+
+    for pr in prs:
+        _add_pull_request(
+            graph, pr, canonical_path.get(pr.repo, {}), canonical_name.get(pr.repo, {})
+        )
+    _derive_shared_code(graph, options.share_limit)
+    return graph
+
+
+def _add_pull_request(
+    graph: KnowledgeGraph, pr: PullRequest, paths: Mapping[str, str], names: Mapping[str, str]
+) -> None:
+    first = pr.items[0].entry
+    attrs: list[tuple[str, Value]] = [("title", first.title), ("repositoryBasis", pr.repo_basis)]
+    if pr.number is not None:
+        attrs.append(("number", pr.number))
+    if urls := sorted({i.entry.url for i in pr.items if i.entry.url}):
+        attrs.append(("url", urls[0]))
+    advice = [m.key for i in pr.items for m in i.mentions if m.kind is Kind.ADVICE]
+    if advice:
+        attrs.append(("readingAdvice", advice[0]))
+    pr_id = graph.add(Node(pr.id, "PullRequest", first.title, tuple(attrs)))
+    if pr.repo:
+        repo_id = graph.add(Node(node_id("repo", *pr.repo.split("/")), "Repository", pr.repo))
+        graph.link(pr_id, "inRepository", repo_id)
+
+    for item in pr.items:
+        entry = item.entry
+        eid = entry_id(item)
+        entry_attrs: list[tuple[str, Value]] = [
+            ("line", entry.line),
+            ("text", entry.text),
+            ("title", entry.title),
+        ]
+        if date := entry.date or item.digest.date:
+            entry_attrs.append(("date", Date(date)))
+        graph.add(
+            Node(eid, "Entry", f"{_file_name(entry.source)}:{entry.line}", tuple(entry_attrs))
+        )
+        graph.link(eid, "partOf", digest_id(item.digest))
+        graph.link(pr_id, "describedBy", eid)
+        for m in item.mentions:
+            target = _entity_for(graph, pr, m, paths, names)
+            if target is None:
+                continue
+            relation = {Kind.FILE: "touchesFile", Kind.ISSUE: "references"}.get(
+                m.kind, "mentionsSymbol"
+            )
+            graph.link(pr_id, relation, target)
+            if m.kind is Kind.SYMBOL and m.detail.startswith("in:"):
+                file_mention = Mention(Kind.FILE, m.detail[3:], m.detail[3:], 0, 0)
+                defined_in = _entity_for(graph, pr, file_mention, paths, names)
+                if defined_in:
+                    graph.link(target, "definedIn", defined_in)
+            mention_id = f"{eid}/{m.field.value}-{m.start}-{m.end}".replace("entry/", "mention/", 1)
+            graph.add(
+                Node(
+                    mention_id,
+                    "Mention",
+                    m.surface,
+                    (
+                        ("surface", m.surface),
+                        ("start", m.start),
+                        ("end", m.end),
+                        ("field", m.field.value),
+                    ),
+                )
+            )
+            graph.link(mention_id, "inEntry", eid)
+            graph.link(mention_id, "denotes", target)
+
+
+def _entity_for(
+    graph: KnowledgeGraph,
+    pr: PullRequest,
+    m: Mention,
+    paths: Mapping[str, str],
+    names: Mapping[str, str],
+) -> str | None:
+    scope = _scope(pr.repo)
+    repo_id = node_id("repo", *pr.repo.split("/")) if pr.repo else None
+    if m.kind is Kind.FILE:
+        path = paths.get(m.key, m.key)
+        fid = graph.add(
+            Node(node_id("file", *scope, *path.split("/")), "SourceFile", path, (("path", path),))
+        )
+        if repo_id:
+            graph.link(fid, "inRepository", repo_id)
+        return fid
+    if m.kind is Kind.SYMBOL:
+        return _add_symbol(graph, scope, names.get(m.key, m.key), repo_id)
+    if m.kind is Kind.EXTERNAL_SYMBOL:
+        return graph.add(
+            Node(
+                node_id("symbol", EXTERNAL_SCOPE, m.key),
+                "CodeSymbol",
+                m.key,
+                (
+                    ("name", m.key.rsplit(".", 1)[-1]),
+                    ("qualifiedName", m.key),
+                    ("isExternal", True),
+                ),
+            )
+        )
+    if m.kind is Kind.ISSUE:
+        repo = m.detail or pr.repo
+        iid = graph.add(
+            Node(
+                node_id("issue", *_scope(repo), m.key),
+                "Issue",
+                f"#{m.key}",
+                (("number", int(m.key)),),
+            )
+        )
+        if repo and repo != pr.repo:
+            graph.link(
+                iid,
+                "inRepository",
+                graph.add(Node(node_id("repo", *repo.split("/")), "Repository", repo)),
+            )
+        elif repo_id:
+            graph.link(iid, "inRepository", repo_id)
+        return iid
+    return None
+
+
+def _add_symbol(
+    graph: KnowledgeGraph, scope: list[str], qualified: str, repo_id: str | None
+) -> str:
+    name = qualified.rsplit(".", 1)[-1]
+    sid = graph.add(
+        Node(
+            node_id("symbol", *scope, qualified),
+            "CodeSymbol",
+            qualified,
+            (("name", name), ("qualifiedName", qualified), ("isExternal", False)),
+        )
+    )
+    if repo_id:
+        graph.link(sid, "inRepository", repo_id)
+    owner = qualified.rsplit(".", 1)[0] if "." in qualified else ""
+    if owner and owner.rsplit(".", 1)[-1][:1].isupper():
+        graph.link(sid, "memberOf", _add_symbol(graph, scope, owner, repo_id))
+    return sid
+
+
+def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
+    """`sharesCodeWith` between PRs that touch a file or mention a repository symbol in common.
+
+    Entities touched by more than `share_limit` PRs are hubs (every PR mentions `__init__`):
+    they still link to all their PRs, but pairing all of them would add a quadratic number
+    of edges that say nothing.
+    """
+    touched_by: dict[str, set[str]] = defaultdict(set)
+    for edge in graph.edges:
+        if edge.relation in ("touchesFile", "mentionsSymbol"):
+            target = graph.nodes[edge.target]
+            if target.get("isExternal") is not True:
+                touched_by[edge.target].add(edge.source)
+    for entity, prs in touched_by.items():
+        node = graph.nodes[entity]
+        graph.add(Node(entity, node.kind, node.label, (("prCount", len(prs)),)))
+        if 2 <= len(prs) <= share_limit:
+            ordered = sorted(prs)
+            for i, a in enumerate(ordered):
+                for b in ordered[i + 1 :]:
+                    graph.link(a, "sharesCodeWith", b)
+                    graph.link(b, "sharesCodeWith", a)

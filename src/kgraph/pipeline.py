@@ -1,0 +1,108 @@
+"""The whole build as one function: read → extract → link → export.
+
+`run` is what `kgraph build` calls; it is importable and testable without click, and it
+returns everything the CLI reports instead of printing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all
+from kgraph.extract import EXTRACTORS, extract
+from kgraph.graph import KnowledgeGraph
+from kgraph.ingest import read_inputs
+from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
+from kgraph.model import Digest, Problem, Severity
+from kgraph.vocab import DEFAULT_BASE
+
+
+@dataclass(frozen=True, slots=True)
+class BuildOptions:
+    base: str = DEFAULT_BASE
+    input_format: str | None = None
+    link: LinkOptions = field(default_factory=LinkOptions)
+    exporters: Sequence[Exporter] = EXPORTERS
+
+
+@dataclass(slots=True)
+class BuildResult:
+    graph: KnowledgeGraph
+    digests: list[Digest]
+    entries_read: int
+    entries_skipped: int
+    problems: list[Problem]
+    outputs: list[Path]
+    seconds: float
+
+    @property
+    def entries_in_graph(self) -> int:
+        return self.graph.counts().get("Entry", 0)
+
+    @property
+    def clean(self) -> bool:
+        return not self.problems
+
+    @property
+    def trusted(self) -> bool:
+        """False when an entry was skipped or an input could not be read."""
+        return self.entries_skipped == 0 and not any(
+            p.severity is Severity.ERROR for p in self.problems
+        )
+
+    def summary(self) -> str:
+        c = self.graph.counts()
+        edges = len(self.graph.edges)
+        return (
+            f"{len(self.digests)} digests, {self.entries_read} entries, "
+            f"{c.get('PullRequest', 0)} PRs, {c.get('SourceFile', 0)} files, "
+            f"{c.get('CodeSymbol', 0)} symbols, {c.get('Issue', 0)} issues, {edges} edges"
+            f" in {self.seconds:.2f}s"
+        )
+
+
+def build_graph(
+    inputs: Sequence[str], options: BuildOptions
+) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem]]:
+    digests: list[Digest] = []
+    items: list[ExtractedEntry] = []
+    problems: list[Problem] = []
+    read = skipped = 0
+    for result in read_inputs(inputs, options.input_format):
+        problems.extend(result.problems)
+        skipped += sum(p.skipped_entries for p in result.problems)
+        read += len(result.entries) + sum(p.skipped_entries for p in result.problems)
+        if result.digest is None:
+            continue
+        if any(digest_id(d) == digest_id(result.digest) for d in digests):
+            problems.append(
+                Problem(
+                    result.digest.source,
+                    1,
+                    "the same digest was given twice; "
+                    f"its {len(result.entries)} entries are read once",
+                    Severity.WARNING,
+                )
+            )
+            read += len(result.entries)
+            skipped += len(result.entries)
+            continue
+        digests.append(result.digest)
+        items.extend(
+            ExtractedEntry(e, result.digest, extract(e, EXTRACTORS)) for e in result.entries
+        )
+    graph = link(items, digests, options.link)
+    return graph, digests, read, skipped, problems
+
+
+def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = None) -> BuildResult:
+    options = options or BuildOptions()
+    started = time.perf_counter()
+    graph, digests, read, skipped, problems = build_graph(inputs, options)
+    outputs = export_all(ExportInput(graph, options.base), out_dir, options.exporters)
+    return BuildResult(
+        graph, digests, read, skipped, problems, outputs, time.perf_counter() - started
+    )

@@ -1,0 +1,74 @@
+"""The CLI as users and pipelines meet it: help text, summary line, exit codes, stdin."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from conftest import EXAMPLES, SEEDS, build
+from kgraph.cli import cli
+
+
+def _commands(group: click.Group):
+    for name, command in group.commands.items():
+        yield name, command
+        if isinstance(command, click.Group):
+            yield from _commands(command)
+
+
+def test_cli_every_command_has_help() -> None:
+    assert cli.help and len(cli.help) > 40
+    for name, command in _commands(cli):
+        assert command.help, f"kgraph {name} has no help"
+        result = CliRunner().invoke(cli, [name, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_cli_build_prints_a_one_line_summary(tmp_path) -> None:
+    code, stdout, stderr = build([str(SEEDS)], tmp_path)
+    assert code == 0, stderr
+    assert stdout.startswith("2 digests, 15 entries, 13 PRs, 6 files,")
+    assert stdout.count("\n") == 1
+    for name in ("graph.ttl", "graph.nt", "graph.jsonld", "graph.json", "graph.html"):
+        assert (tmp_path / name).stat().st_size > 0
+
+
+def test_cli_build_reads_stdin_with_a_forced_format(tmp_path) -> None:
+    text = (SEEDS / "001_fa5218c0feccaf24.txt").read_text("utf-8")
+    result = CliRunner().invoke(
+        cli, ["build", "-", "-o", str(tmp_path), "--format", "tag-view"], input=text
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("1 digests, 8 entries, 8 PRs")
+
+
+def test_cli_build_glob_and_only(tmp_path) -> None:
+    code, stdout, _ = build([str(EXAMPLES / "*.jsonl")], tmp_path, "--only", "json")
+    assert code == 0 and stdout.startswith("1 digests, 2 entries")
+    assert [p.name for p in tmp_path.iterdir()] == ["graph.json"]
+
+
+def test_cli_missing_input_exits_1_naming_it(tmp_path) -> None:
+    code, _, stderr = build([str(tmp_path / "nope.txt")], tmp_path / "out")
+    assert code == 1
+    assert "nope.txt:0: error: no such file or folder" in stderr
+
+
+def test_cli_skipped_entry_exits_1_and_warning_exits_0_unless_strict(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"title": "A", "summary": "s"}\n{oops\n', "utf-8")
+    code, _, stderr = build([str(bad)], tmp_path / "o1")
+    assert code == 1 and "bad.jsonl:2:" in stderr and "1 entries skipped" in stderr
+    lonely = tmp_path / "lonely.txt"
+    lonely.write_text("2026-01-01\nTitle one\nSummary.\nLonely title\n", "utf-8")
+    assert build([str(lonely)], tmp_path / "o2")[0] == 0
+    assert build([str(lonely)], tmp_path / "o3", "--strict")[0] == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["build"], ["build", "x", "--format", "nope"], ["build", "x", "--base", "no-slash"], ["nope"]],
+)
+def test_cli_usage_errors_exit_2(args) -> None:
+    assert CliRunner().invoke(cli, args).exit_code == 2

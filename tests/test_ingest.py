@@ -1,0 +1,148 @@
+"""Each input format, read from real text: daily, tag view, Markdown, JSON Lines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import DEV, EXAMPLES, SEEDS
+from kgraph.ingest import read_digest, read_inputs
+from kgraph.ingest.titles import looks_like_title
+
+
+def read(text: str, name: str = "digest.txt", forced: str | None = None):
+    return read_digest(text.encode("utf-8"), name, forced)
+
+
+def test_ingest_daily_seed_finds_seven_entries_with_their_lines() -> None:
+    result = read_digest((SEEDS / "000_0a3d3bb7afca9fae.txt").read_bytes(), "000.txt")
+    assert result.digest.format == "daily" and result.digest.date == "2026-09-16"
+    assert [e.line for e in result.entries] == [2, 7, 9, 11, 13, 15, 17]
+    first = result.entries[0]
+    assert first.title == "KV Offload 热度改为每请求结算一次，修正淘汰顺序"
+    assert first.text.count("\n- ") == 3  # the summary continues over three "- " lines
+    assert not result.problems
+
+
+def test_ingest_tag_view_seed_gives_every_entry_the_header_repository() -> None:
+    result = read_digest((SEEDS / "001_fa5218c0feccaf24.txt").read_bytes(), "001.txt")
+    assert result.digest.format == "tag-view"
+    assert len(result.entries) == 8
+    assert {e.repo for e in result.entries} == {"vllm-project/vllm"}
+
+
+@pytest.mark.parametrize("path", sorted(DEV.glob("*.txt")), ids=lambda p: p.name)
+def test_ingest_dev_digests_match_gold_titles(path, dev_gold) -> None:
+    titles = {g["title"] for g in dev_gold if path.name in g["in_documents"]}
+    result = read_digest(path.read_bytes(), path.name)
+    assert {e.title for e in result.entries} == titles
+    assert not result.problems
+
+
+def test_ingest_crlf_bom_and_trailing_blanks_are_tolerated() -> None:
+    text = "2026-01-02  \r\nFix the cache   \r\nWorth a close read. `a.py` changed.\r\n"
+    result = read_digest(b"\xef\xbb\xbf" + text.encode("utf-8"), "d.txt")
+    assert [(e.line, e.title, e.text) for e in result.entries] == [
+        (2, "Fix the cache", "Worth a close read. `a.py` changed.")
+    ]
+
+
+def test_ingest_title_without_summary_in_the_middle_and_at_the_end_is_kept_and_reported() -> None:
+    text = (
+        "2026-01-02\nFirst title\nIts summary.\nLonely title\nSecond title\n"
+        "Second summary.\nLast title\n"
+    )
+    result = read(text)
+    assert [e.title for e in result.entries] == [
+        "First title",
+        "Lonely title",
+        "Second title",
+        "Last title",
+    ]
+    messages = [str(p) for p in result.problems]
+    assert any("digest.txt:4:" in m and "without a summary" in m for m in messages)
+    assert any("digest.txt:7:" in m and "without a summary" in m for m in messages)
+
+
+def test_ingest_short_summary_without_punctuation_stays_with_its_title() -> None:
+    result = read("2026-01-02\nTitle one\n可快速浏览\nTitle two\nA summary.\n")
+    assert [(e.title, e.text) for e in result.entries] == [
+        ("Title one", "可快速浏览"),
+        ("Title two", "A summary."),
+    ]
+
+
+def test_ingest_markdown_front_matter_and_linked_number() -> None:
+    text = (
+        "---\ndate: 2026-11-21\nrepo: sgl-project/sglang\n---\n"
+        "## Fix eviction ([#14501](https://github.com/sgl-project/sglang/pull/14501))\n\n"
+        "Worth a close read.\n\n## Second\nSkim.\n"
+    )
+    result = read(text, "x.md")
+    assert result.digest.format == "markdown"
+    first, second = result.entries
+    assert (first.number, first.repo, first.date, first.line) == (
+        14501,
+        "sgl-project/sglang",
+        "2026-11-21",
+        5,
+    )
+    assert second.text == "Skim."
+
+
+def test_ingest_jsonl_fields_and_bad_line_reported_with_its_number() -> None:
+    lines = [
+        json.dumps({"title": "A (#12)", "summary": "s", "repo": "o/r"}),
+        json.dumps({"title": "B", "summary": "t", "url": "https://github.com/o/r/pull/7"}),
+        "{not json",
+        json.dumps({"summary": "no title"}),
+    ]
+    result = read("\n".join(lines), "x.jsonl")
+    assert [(e.title, e.number, e.repo) for e in result.entries] == [
+        ("A (#12)", 12, "o/r"),
+        ("B", 7, "o/r"),
+    ]
+    assert [(p.line, p.skipped_entries) for p in result.problems] == [(3, 1), (4, 1)]
+    assert "x.jsonl:3:" in str(result.problems[0])
+
+
+def test_ingest_format_override_reads_a_headerless_file_as_daily() -> None:
+    result = read("Title\nSummary.\n", "notes.txt", forced="daily")
+    assert [(e.title, e.text) for e in result.entries] == [("Title", "Summary.")]
+
+
+def test_ingest_unknown_format_is_an_error_naming_the_file() -> None:
+    result = read("just some prose.\nmore prose.\n", "notes.txt")
+    assert not result.entries
+    assert str(result.problems[0]).startswith("notes.txt:1: error: cannot tell the digest format")
+
+
+def test_ingest_folders_recurse_sorted_and_skip_hidden(tmp_path) -> None:
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "2.txt").write_text("2026-01-01\nT\nS.\n")
+    (tmp_path / "1.md").write_text("## T\nS.\n")
+    (tmp_path / ".hidden.txt").write_text("2026-01-01\nT\nS.\n")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG")
+    sources = [r.digest.source for r in read_inputs([str(tmp_path)])]
+    assert sources == [str(tmp_path / "1.md"), str(tmp_path / "b" / "2.txt")]
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("KV Offload 热度改为每请求结算一次，修正淘汰顺序", True),
+        ("Restore LIFO reuse of freed KV blocks when prefix caching is off", True),
+        ("值得精读。重点看 `base_worker.py`。", False),
+        ("- 重点关注 `policies/lru.py`", False),
+        ("建议精读，尤其是负责 KV Offload、CPU 缓存策略或调度器的工程师：", False),
+    ],
+)
+def test_ingest_title_traits(line: str, expected: bool) -> None:
+    assert looks_like_title(line) is expected
+
+
+def test_ingest_examples_all_read_cleanly() -> None:
+    results = list(read_inputs([str(EXAMPLES)]))
+    assert {r.digest.format for r in results} == {"daily", "tag-view", "markdown", "jsonl"}
+    assert all(not r.problems for r in results)

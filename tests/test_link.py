@@ -1,0 +1,103 @@
+"""Entity resolution: one PR across digests, merged files and symbols, derived sharing."""
+
+from __future__ import annotations
+
+import re
+
+from kgraph.extract import extract
+from kgraph.link import ExtractedEntry, link
+from kgraph.model import Digest, Entry
+
+
+def corpus(*entries: tuple[str, str, str | None]):
+    items, digests = [], []
+    for i, (title, text, repo) in enumerate(entries):
+        digest = Digest(f"d{i}.txt", "daily", None, repo, f"{i:064d}")
+        number = re.search(r"\(#(\d+)\)$", title)
+        entry = Entry(
+            f"d{i}.txt", 2, title, text, repo, number=int(number.group(1)) if number else None
+        )
+        digests.append(digest)
+        items.append(ExtractedEntry(entry, digest, extract(entry)))
+    return link(items, digests)
+
+
+def prs(graph):
+    return [n for n in graph.sorted_nodes() if n.kind == "PullRequest"]
+
+
+def test_link_same_title_in_two_digests_is_one_pr_with_both_entries() -> None:
+    graph = corpus(
+        ("Fix eviction order", "Skim. `evict()`.", None),
+        ("Fix eviction order", "Skim. `evict()`.", "o/r"),
+    )
+    (pr,) = prs(graph)
+    assert pr.id.startswith("pr/o/r/title-")
+    assert len(graph.out(pr.id, "describedBy")) == 2
+    assert pr.get("repositoryBasis") == "digest"
+
+
+def test_link_number_gives_identity_and_differing_numbers_stay_apart() -> None:
+    graph = corpus(("Same title (#1)", "s", "o/r"), ("Same title (#2)", "s", "o/r"))
+    assert [p.id for p in prs(graph)] == ["pr/o/r/1", "pr/o/r/2"]
+
+
+def test_link_basename_merges_with_the_one_full_path_of_its_repository() -> None:
+    graph = corpus(
+        ("A", "`vllm/v1/core/sched/scheduler.py` changed", "vllm-project/vllm"),
+        ("B", "`scheduler.py` again", "vllm-project/vllm"),
+        ("C", "`scheduler.py` elsewhere", "other/repo"),
+    )
+    files = sorted(n.id for n in graph.sorted_nodes() if n.kind == "SourceFile")
+    assert files == [
+        "file/other/repo/scheduler.py",
+        "file/vllm-project/vllm/vllm/v1/core/sched/scheduler.py",
+    ]
+
+
+def test_link_ambiguous_basename_is_never_merged() -> None:
+    graph = corpus(
+        ("A", "`a/scheduler.py`", "o/r"),
+        ("B", "`b/scheduler.py`", "o/r"),
+        ("C", "`scheduler.py`", "o/r"),
+    )
+    paths = sorted(n.get("path") for n in graph.sorted_nodes() if n.kind == "SourceFile")
+    assert paths == ["a/scheduler.py", "b/scheduler.py", "scheduler.py"]
+
+
+def test_link_call_form_and_class_qualified_form_are_one_symbol() -> None:
+    graph = corpus(
+        ("A", "`_is_current()` and `CachePolicy.touch`", "o/r"),
+        ("B", "`_is_current` and `touch()`", "o/r"),
+    )
+    symbols = sorted(n.id for n in graph.sorted_nodes() if n.kind == "CodeSymbol")
+    assert symbols == [
+        "symbol/o/r/CachePolicy",
+        "symbol/o/r/CachePolicy.touch",
+        "symbol/o/r/_is_current",
+    ]
+    assert graph.out("symbol/o/r/CachePolicy.touch", "memberOf") == ["symbol/o/r/CachePolicy"]
+
+
+def test_link_shares_code_both_ways_but_not_through_external_symbols() -> None:
+    graph = corpus(
+        ("A", "`_sliding_window_lookup` and `min()`", "o/r"),
+        ("B", "`_sliding_window_lookup`", "o/r"),
+        ("C", "only `min()`", "o/r"),
+    )
+    a, b, c = (p.id for p in sorted(prs(graph), key=lambda p: p.label))
+    assert graph.out(a, "sharesCodeWith") == [b]
+    assert graph.out(b, "sharesCodeWith") == [a]
+    assert graph.out(c, "sharesCodeWith") == []
+
+
+def test_link_repository_inferred_from_a_package_path() -> None:
+    graph = corpus(("A", "`vllm/v1/worker/utils.py`", None))
+    (pr,) = prs(graph)
+    assert graph.out(pr.id, "inRepository") == ["repo/vllm-project/vllm"]
+    assert pr.get("repositoryBasis") == "path"
+
+
+def test_link_repository_never_crosses_for_the_same_title_in_two_repositories() -> None:
+    graph = corpus(("Bump deps", "s", "a/x"), ("Bump deps", "s", "b/y"), ("Bump deps", "s", None))
+    assert sorted(p.id.rsplit("/", 1)[0] for p in prs(graph)) == ["pr/_", "pr/a/x", "pr/b/y"]
