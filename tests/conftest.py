@@ -45,6 +45,14 @@ def seeds_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def examples_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("examples-out")
+    code, _, stderr = build([str(EXAMPLES)], out)
+    assert code == 0, stderr
+    return out
+
+
+@pytest.fixture(scope="session")
 def seeds_json(seeds_out: Path) -> dict:
     return json.loads((seeds_out / "graph.json").read_text("utf-8"))
 

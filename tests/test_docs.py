@@ -1,4 +1,4 @@
-"""The README stays true: its SPARQL examples run on the seeds' graph and answer something."""
+"""The README stays true: its SPARQL examples run on the examples' graph and answer something."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pyoxigraph as ox
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
 
 
-def test_docs_readme_sparql_examples_run_and_return_rows(seeds_out) -> None:
+def test_docs_readme_sparql_examples_run_and_return_rows(examples_out) -> None:
     queries = re.findall(r"```sparql\n(.*?)```", README, re.S)
     assert len(queries) >= 3
     store = ox.Store()
-    store.bulk_load(path=str(seeds_out / "graph.ttl"), format=ox.RdfFormat.TURTLE)
+    store.bulk_load(path=str(examples_out / "graph.ttl"), format=ox.RdfFormat.TURTLE)
     for query in queries:
         rows = list(store.query(query))
         assert rows, query
