@@ -1,0 +1,67 @@
+"""Design patterns: which catalog patterns a summary gives evidence for, and where.
+
+Every cue of every pattern of the catalog (`schemas/patterns.ttl` plus the user's) is tried
+on the summary; a match is evidence, and the mention spans the clause around it, so a
+reader sees the sentence that shows the pattern, not a two-character keyword. A cue inside
+a suggestion ("建议对 X 增加一条断言", "consider adding…") is advice for later, not evidence.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from kgraph.catalog import Knowledge
+from kgraph.extract.prose import Prose, prose
+from kgraph.model import Entry, Kind, Mention
+
+SUGGESTION = regex.compile(
+    r"建议(?:先|补|对|增加|顺手|后续|同时跟进|再)|可考虑|可以考虑|考虑(?:把|在|将)|后续可|若要|若计划|请补|补测"
+    r"|TODO|落地前|\bconsider\b|\bcould\b|\bfollow-?ups?\b|\bnext step",
+    regex.IGNORECASE,
+)
+
+
+def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
+    """One mention per pattern and evidence clause; `detail` is the text the cue matched."""
+    p = prose(entry.text)
+    suggested = _suggestions(p)
+    found: dict[tuple[str, int, int], Mention] = {}
+    for pattern in knowledge.patterns:
+        for cue in pattern.cues:
+            for match in cue.pattern.finditer(entry.text):
+                if match.end() == match.start() or any(
+                    a <= match.start() < b for a, b in suggested
+                ):
+                    continue
+                start, end = _clause_around(p, match.start(), match.end())
+                key = (pattern.id, start, end)
+                if key not in found:
+                    found[key] = Mention(
+                        Kind.PATTERN,
+                        pattern.id,
+                        entry.text[start:end],
+                        start,
+                        end,
+                        detail=match.group(0),
+                    )
+    return sorted(found.values())
+
+
+def _suggestions(p: Prose) -> list[tuple[int, int]]:
+    """From a suggestion cue to the end of its sentence."""
+    spans = []
+    for start, end in p.sentences():
+        cue = SUGGESTION.search(p.masked, start, end)
+        if cue is not None:
+            spans.append((cue.start(), end))
+    return spans
+
+
+def _clause_around(p: Prose, start: int, end: int) -> tuple[int, int]:
+    for s, e in p.sentences():
+        if s <= start < e:
+            clauses = [c for c in p.clauses(s, e) if c.end > start and c.start < end]
+            if clauses:
+                return min(clauses[0].start, start), max(clauses[-1].end, end)
+            return s, max(e, end)
+    return start, end
