@@ -31,7 +31,11 @@ CONTRAST = regex.compile(
     r"|(?<=(?:用|以|改用)[^，,；;。]{1,40})(?:替代|取代|代替)",
     regex.IGNORECASE,
 )
-CONTRAST_AT_START = regex.compile(r"(?:而非|而不是|rather than|instead of)\s*", regex.IGNORECASE)
+# `「X」，而不是 Y` and `X，比 Y 更稳妥`: a contrast that opens the clause after the decision.
+CONTRAST_AT_START = regex.compile(
+    r"(?:而非|而不是|rather than|instead of)\s*(?P<rejected>.*)|比(?P<worse>[^，,；;。]{1,40}?)更",
+    regex.IGNORECASE | regex.DOTALL,
+)
 # Inside a quote, "no longer" and "not" also make the quote a stance rather than a name.
 QUOTE_CONTRAST = regex.compile(
     r"而非|而不是|不再|rather than|instead of|\bnot\b|\bnever\b", regex.IGNORECASE
@@ -82,6 +86,7 @@ LEADING_FILLER = regex.compile(
 )
 TRAILING_PARENTHESIS = regex.compile(r"\s*[（(][^（）()]*[)）]\s*$")
 TERM_TOKENS = 4  # a quote this short is a term inside a decision, not the decision
+STATEMENT_TOKENS = 15  # a quote this long states a position even without a cue
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -148,7 +153,8 @@ def _in_sentence(p: Prose, start: int, end: int) -> list[Candidate]:
         lead = CONTRAST_AT_START.match(p.masked, after.start, after.end)
         if not lead or not free(after.start) or OLD_OR_SUGGESTED.search(sentence):
             continue
-        rejected = _unquoted(p.text[lead.end() : after.end])
+        worse = lead.span("worse") if lead.group("worse") else (lead.start("rejected"), after.end)
+        rejected = _unquoted(p.text[worse[0] : worse[1]])
         quote = _last_quote(p, before)
         if quote is not None:
             found.append(Candidate(quote.inner_start, quote.inner_end, rejected))
@@ -251,7 +257,8 @@ def _quote_decision(p: Prose, clause: Span, quotes: list[Quote], sentence_start:
 
 def _decisive(p: Prose, q: Quote, sentence_start: int, decision_sentence: bool) -> bool:
     inner = _inner(p, q)
-    if QUOTE_CONTRAST.search(inner) and len(tokens(inner)) > TERM_TOKENS:
+    size = len(tokens(inner))
+    if (QUOTE_CONTRAST.search(inner) and size > TERM_TOKENS) or size >= STATEMENT_TOKENS:
         return True
     return _cued(p, q, sentence_start) or decision_sentence
 

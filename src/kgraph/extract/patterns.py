@@ -11,7 +11,7 @@ from __future__ import annotations
 import regex
 
 from kgraph.catalog import Knowledge
-from kgraph.extract.prose import Prose, prose
+from kgraph.extract.prose import Prose, compact, prose
 from kgraph.model import Entry, Kind, Mention
 
 SUGGESTION = regex.compile(
@@ -22,27 +22,33 @@ SUGGESTION = regex.compile(
 
 
 def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
-    """One mention per pattern and evidence clause; `detail` is the text the cue matched."""
-    p = prose(entry.text)
+    """One mention per pattern and evidence clause; `detail` is the text the cue matched.
+
+    Cues are tried on the summary as written and on a copy with each code span shortened
+    to "`c`", so that a long identifier between a cue's parts counts as one word.
+    """
+    text = entry.text
+    p = prose(text)
     suggested = _suggestions(p)
+    short, origin = compact(text)
     found: dict[tuple[str, int, int], Mention] = {}
     for pattern in knowledge.patterns:
         for cue in pattern.cues:
-            for match in cue.pattern.finditer(entry.text):
-                if match.end() == match.start() or any(
-                    a <= match.start() < b for a, b in suggested
-                ):
+            spans = [m.span() for m in cue.pattern.finditer(text)]
+            if short != text:
+                spans += [
+                    (origin[m.start()], origin[m.end() - 1] + 1)
+                    for m in cue.pattern.finditer(short)
+                    if m.end() > m.start()
+                ]
+            for a, b in spans:
+                if b == a or any(s <= a < e for s, e in suggested):
                     continue
-                start, end = _clause_around(p, match.start(), match.end())
+                start, end = _clause_around(p, a, b)
                 key = (pattern.id, start, end)
                 if key not in found:
                     found[key] = Mention(
-                        Kind.PATTERN,
-                        pattern.id,
-                        entry.text[start:end],
-                        start,
-                        end,
-                        detail=match.group(0),
+                        Kind.PATTERN, pattern.id, text[start:end], start, end, detail=text[a:b]
                     )
     return sorted(found.values())
 

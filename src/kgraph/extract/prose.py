@@ -195,6 +195,26 @@ def _trimmed(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
         yield start + offset, start + offset + len(stripped)
 
 
+def compact(text: str) -> tuple[str, list[int]]:
+    """The text with every code span shortened to "`c`", and where each character came from.
+
+    Cue phrases allow a few words between their parts; a long identifier between them is
+    still one word, so it should not use up the gap.
+    """
+    out: list[str] = []
+    origin: list[int] = []
+    last = 0
+    for match in CODE_SPAN.finditer(text):
+        out.append(text[last : match.start()])
+        origin.extend(range(last, match.start()))
+        out.append("`c`")
+        origin.extend((match.start(), match.start() + 1, match.end() - 1))
+        last = match.end()
+    out.append(text[last:])
+    origin.extend(range(last, len(text) + 1))  # one past the end maps to the end
+    return "".join(out), origin
+
+
 # --- comparing short texts ----------------------------------------------------------------
 
 TOKEN = regex.compile(r"\p{Han}|[\p{L}\p{N}_]+")
