@@ -133,6 +133,15 @@ class _Document:
                     return number
         return 1
 
+    def line_of_subject(self, subject: str) -> int:
+        """The line where `subject` opens a description: `<iri>` or `prefix:name` first on it."""
+        local = regex.escape(subject.rsplit("#", 1)[-1].rsplit("/", 1)[-1])
+        written = regex.compile(rf"^\s*(?:<{regex.escape(subject)}>|[\w-]*:{local}(?![\w-]))")
+        for number, line in enumerate(self.text.splitlines(), 1):
+            if written.match(line):
+                return number
+        return 1
+
     def typed(self, class_iri: str) -> list[str]:
         return sorted(
             s
@@ -179,7 +188,7 @@ def _load_patterns(sources: Iterable[tuple[str, str]]) -> list[_PatternDraft]:
             if len(notations) != 1 or not notations[0].strip():
                 raise CatalogError(
                     source,
-                    doc.line_of(subject.rsplit("#", 1)[-1].rsplit("/", 1)[-1]),
+                    doc.line_of_subject(subject),
                     f"pattern <{subject}> needs exactly one skos:notation (its id)",
                 )
             pattern_id = notations[0].strip()
@@ -264,7 +273,7 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
             if len(set(labels)) != 1:
                 raise CatalogError(
                     source,
-                    doc.line_of(subject.rsplit("#", 1)[-1].rsplit("/", 1)[-1]),
+                    doc.line_of_subject(subject),
                     f"topic <{subject}> needs exactly one skos:prefLabel",
                 )
             label = owner.get(_fold(labels[0]), labels[0])

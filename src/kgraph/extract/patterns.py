@@ -31,8 +31,9 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
     p = prose(text)
     suggested = _suggestions(p)
     short, origin = compact(text)
-    found: dict[tuple[str, int, int], Mention] = {}
+    mentions: list[Mention] = []
     for pattern in knowledge.patterns:
+        evidence: list[tuple[int, int, str]] = []
         for cue in pattern.cues:
             spans = [m.span() for m in cue.pattern.finditer(text)]
             if short != text:
@@ -42,15 +43,25 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
                     if m.end() > m.start()
                 ]
             for a, b in spans:
-                if b == a or any(s <= a < e for s, e in suggested):
-                    continue
-                start, end = _clause_around(p, a, b)
-                key = (pattern.id, start, end)
-                if key not in found:
-                    found[key] = Mention(
-                        Kind.PATTERN, pattern.id, text[start:end], start, end, detail=text[a:b]
-                    )
-    return sorted(found.values())
+                if b > a and not any(s <= a < e for s, e in suggested):
+                    evidence.append((*_clause_around(p, a, b), text[a:b]))
+        for start, end, cue_text in _merged(evidence):
+            mentions.append(
+                Mention(Kind.PATTERN, pattern.id, text[start:end], start, end, detail=cue_text)
+            )
+    return sorted(mentions)
+
+
+def _merged(evidence: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Overlapping evidence of one pattern is one span; the first cue text stays its detail."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, cue in sorted(evidence):
+        if merged and start < merged[-1][1]:
+            first = merged[-1]
+            merged[-1] = (first[0], max(first[1], end), first[2])
+        else:
+            merged.append((start, end, cue))
+    return merged
 
 
 def _suggestions(p: Prose) -> list[tuple[int, int]]:
@@ -64,10 +75,13 @@ def _suggestions(p: Prose) -> list[tuple[int, int]]:
 
 
 def _clause_around(p: Prose, start: int, end: int) -> tuple[int, int]:
+    """The clause (or clauses) around a cue match, without the sentence's final stop."""
     for s, e in p.sentences():
         if s <= start < e:
             clauses = [c for c in p.clauses(s, e) if c.end > start and c.start < end]
             if clauses:
-                return min(clauses[0].start, start), max(clauses[-1].end, end)
-            return s, max(e, end)
+                start, end = min(clauses[0].start, start), max(clauses[-1].end, end)
+            break
+    while end > start + 1 and p.text[end - 1] in "。.!?！？;；":
+        end -= 1
     return start, end

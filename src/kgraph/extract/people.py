@@ -14,23 +14,38 @@ from kgraph.extract.prose import prose
 from kgraph.model import Entry, Field, Kind, Mention
 
 HANDLE = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
-ROLE_WORDS = {
-    "co-author": r"共同作者|合著者|合作者|co-?authors?|co-?authored",
-    "author": r"作者|authors?|authored|wrote|written",
-    "reviewer": r"审阅者|审稿人|评审人?|reviewers?|reviewed",
+# Role words: nouns name a role ("reviewer X", "X 作为共同作者"); verbs say what someone did
+# ("X co-authored", "reviewed by X"), so a verb is never followed by the handle directly.
+ROLE_NOUNS = {
+    "co-author": r"共同作者|合著者|合作者|co-?authors?",
+    "author": r"作者|authors?",
+    "reviewer": r"审阅者|审稿人|评审人?|reviewers?",
     "maintainer": r"维护者|maintainers?",
 }
-ROLE = "|".join(f"(?P<{k.replace('-', '_')}>{v})" for k, v in ROLE_WORDS.items())
+ROLE_VERBS = {
+    "co-author": r"co-?authored",
+    "author": r"authored|wrote|written",
+    "reviewer": r"reviewed|approved",
+    "maintainer": r"maintained",
+}
+
+
+def _roles(words: dict[str, str], suffix: str) -> str:
+    return "|".join(f"(?P<{k.replace('-', '_')}{suffix}>{v})" for k, v in words.items())
+
+
 AT_HANDLE = regex.compile(rf"(?<![\w@.])@(?P<handle>{HANDLE})(?![\w@])")
 BARE = (
     # 作者 X, reviewer X, reviewed by X
     regex.compile(
-        rf"(?:{ROLE})\s*(?:是|为|:|：|by)?\s*@?(?<![A-Za-z0-9-])(?P<handle>{HANDLE})(?![\w@])",
+        rf"(?:(?:{_roles(ROLE_NOUNS, '')})\s*(?:是|为|:|：)?|(?:{_roles(ROLE_VERBS, '_v')})\s+by)"
+        rf"\s*@?(?<![A-Za-z0-9-])(?P<handle>{HANDLE})(?![\w@])",
         regex.IGNORECASE,
     ),
     # X 作为共同作者, X co-authored, X (reviewer)
     regex.compile(
-        rf"(?<![\w@.])@?(?P<handle>{HANDLE})(?![\w-])\s*(?:作为|是|担任|[(（])?\s*(?:{ROLE})",
+        rf"(?<![\w@.])@?(?P<handle>{HANDLE})(?![\w-])\s*(?:作为|是|担任|[(（])?\s*"
+        rf"(?:{_roles(ROLE_NOUNS, '')}|{_roles(ROLE_VERBS, '_v')})(?![A-Za-z])",
         regex.IGNORECASE,
     ),
     # review 中 X 与作者…: a participant of the review
@@ -77,15 +92,17 @@ def _add(found: dict[str, Mention], text: str, match: regex.Match[str], role: st
 
 
 def _role_of(match: regex.Match[str]) -> str:
-    for role in ROLE_WORDS:
-        if match.groupdict().get(role.replace("-", "_")) is not None:
+    groups = match.groupdict()
+    for role in ROLE_NOUNS:
+        name = role.replace("-", "_")
+        if groups.get(name) is not None or groups.get(name + "_v") is not None:
             return role
     return ""
 
 
 def _role_near(masked: str, start: int, end: int) -> str:
     window = masked[max(0, start - 12) : start] + " " + masked[end : end + 12]
-    for role, words in ROLE_WORDS.items():
-        if regex.search(words, window, regex.IGNORECASE):
+    for role in ROLE_NOUNS:
+        if regex.search(f"{ROLE_NOUNS[role]}|{ROLE_VERBS[role]}", window, regex.IGNORECASE):
             return role
     return ""
