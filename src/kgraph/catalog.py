@@ -44,6 +44,11 @@ class Cue:
     lang: str
     source: str  # as written in the catalog
 
+    @property
+    def has_gaps(self) -> bool:
+        """Whether the cue allows some text between its parts (`[^，,；;。]{0,20}`)."""
+        return "{" in self.source or "*" in self.source or "+" in self.source
+
 
 @dataclass(frozen=True, slots=True)
 class DesignPattern:
@@ -227,7 +232,7 @@ class _PatternDraft:
             tuple(_unique(self.labels)),
             tuple(_unique(self.definitions)),
             tuple(_unique(self.alt_labels)),
-            tuple(self.cues) + tuple(phrases),
+            (*self.cues, *phrases),
             tuple(_unique(self.examples)),
             self.scheme,
         )

@@ -35,21 +35,24 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
     for pattern in knowledge.patterns:
         evidence: list[tuple[int, int, str]] = []
         for cue in pattern.cues:
-            spans = [m.span() for m in cue.pattern.finditer(text)]
-            if short != text:
-                spans += [
-                    (origin[m.start()], origin[m.end() - 1] + 1)
-                    for m in cue.pattern.finditer(short)
-                    if m.end() > m.start()
-                ]
+            spans = _spans(cue.pattern, text)
+            if short != text and cue.has_gaps:
+                spans += [(origin[a], origin[b - 1] + 1) for a, b in _spans(cue.pattern, short)]
             for a, b in spans:
-                if b > a and not any(s <= a < e for s, e in suggested):
+                if not any(s <= a < e for s, e in suggested):
                     evidence.append((*_clause_around(p, a, b), text[a:b]))
         for start, end, cue_text in _merged(evidence):
             mentions.append(
                 Mention(Kind.PATTERN, pattern.id, text[start:end], start, end, detail=cue_text)
             )
     return sorted(mentions)
+
+
+def _spans(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """Non-empty matches; `search` first, as most cues do not occur in a given summary."""
+    if pattern.search(text) is None:
+        return []
+    return [m.span() for m in pattern.finditer(text) if m.end() > m.start()]
 
 
 def _merged(evidence: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

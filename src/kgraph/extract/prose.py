@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 
 import regex
 
@@ -38,35 +39,33 @@ class Quote:
     inner_end: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Prose:
-    """One text with its code masked and its quotes and brackets found once."""
+    """One text with its code masked and its quotes, brackets and sentences found once.
+
+    Clause splits are remembered per span: the extractors ask for the same ones often.
+    """
 
     text: str
     masked: str
     quotes: tuple[Quote, ...]
     depth: tuple[int, ...]  # bracket-or-quote nesting depth at each character
+    sentence_spans: tuple[tuple[int, int], ...] = ()
+    _clauses: dict[tuple[int, int, bool], list[Span]] = field(default_factory=dict)
 
-    def sentences(self) -> Iterator[tuple[int, int]]:
-        """Spans ending at a sentence terminator (outside quotes and brackets) or a line end.
-
-        An English full stop ends a sentence only before a blank or the end of the text.
-        """
-        start = 0
-        text = self.masked
-        for i, char in enumerate(text):
-            ends = char in SENTENCE_END or (
-                char == "." and (i + 1 == len(text) or text[i + 1].isspace())
-            )
-            if ends and (self.depth[i] == 0 or char == "\n"):
-                yield from _trimmed(text, start, i + (char != "\n"))
-                start = i + 1
-        yield from _trimmed(text, start, len(text))
+    def sentences(self) -> tuple[tuple[int, int], ...]:
+        return self.sentence_spans
 
     def clauses(self, start: int, end: int, split_enumeration: bool = False) -> list[Span]:
         """Top-level clauses of `text[start:end]`: split at commas, semicolons, colons and
         dashes that are outside quotes and brackets. `split_enumeration` also splits at 、.
         """
+        key = (start, end, split_enumeration)
+        if key not in self._clauses:
+            self._clauses[key] = self._split(start, end, split_enumeration)
+        return list(self._clauses[key])
+
+    def _split(self, start: int, end: int, split_enumeration: bool) -> list[Span]:
         base = self.depth[start] if start < len(self.depth) else 0
         spans: list[Span] = []
         clause_start = start
@@ -117,7 +116,9 @@ class Span:
     separator: str = ""  # the punctuation that ended the clause
 
 
+@lru_cache(maxsize=256)
 def prose(text: str) -> Prose:
+    """The text's structure; cached, since every design extractor reads the same entry."""
     masked = CODE_SPAN.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", text)
     quotes = _find_quotes(masked)
     depth = [0] * (len(masked) + 1)
@@ -127,7 +128,23 @@ def prose(text: str) -> Prose:
     for left, right in _brackets(masked):
         for i in range(left + 1, right):
             depth[i] += 1
-    return Prose(text, masked, tuple(quotes), tuple(depth))
+    return Prose(text, masked, tuple(quotes), tuple(depth), tuple(_sentences(masked, depth)))
+
+
+def _sentences(text: str, depth: list[int]) -> Iterator[tuple[int, int]]:
+    """Spans ending at a sentence terminator (outside quotes and brackets) or a line end.
+
+    An English full stop ends a sentence only before a blank or the end of the text.
+    """
+    start = 0
+    for i, char in enumerate(text):
+        ends = char in SENTENCE_END or (
+            char == "." and (i + 1 == len(text) or text[i + 1].isspace())
+        )
+        if ends and (depth[i] == 0 or char == "\n"):
+            yield from _trimmed(text, start, i + (char != "\n"))
+            start = i + 1
+    yield from _trimmed(text, start, len(text))
 
 
 def _find_quotes(masked: str) -> list[Quote]:
