@@ -135,6 +135,18 @@ def test_catalog_missing_file_is_an_error(tmp_path: Path) -> None:
         load_knowledge([], [tmp_path / "nope.ttl"])
 
 
+def test_catalog_file_without_patterns_or_topics_is_an_error_not_a_no_op(tmp_path: Path) -> None:
+    """A file whose concepts lack the kgraph class would otherwise change nothing, silently."""
+    plain = tmp_path / "plain.ttl"
+    plain.write_text(
+        PREFIXES + 'ex:a a skos:Concept ; skos:notation "a" ; kg:cue "x"@en .\n', "utf-8"
+    )
+    with pytest.raises(CatalogError, match=r"plain\.ttl:1: error: no kg:DesignPattern"):
+        load_knowledge([plain])
+    with pytest.raises(CatalogError, match=r"plain\.ttl:1: error: no kg:Topic"):
+        load_knowledge([], [plain])
+
+
 def test_topics_alias_table_folds_spellings_into_one_topic() -> None:
     knowledge = builtin_knowledge()
     assert knowledge.canonical_topic("PD") == "P/D"

@@ -142,6 +142,7 @@ def test_people_handles_and_roles(text: str, people: list[tuple[str, str]]) -> N
         ),
         ("值得精读，尤其面向 KV offload / 调度方向的同学。", "KV offload / 调度方向的同学"),
         ("对 KV offload / SWA 相关贡献者推荐阅读。", "KV offload / SWA 相关贡献者"),
+        ("值得精读尤其面向 KV offload / 调度方向的同学。", "KV offload / 调度方向的同学"),
         (
             "Worth a close read if you touch `vllm/v1/worker/utils.py`.",
             "if you touch `vllm/v1/worker/utils.py`",

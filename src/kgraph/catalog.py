@@ -188,6 +188,8 @@ def _load_patterns(sources: Iterable[tuple[str, str]]) -> list[_PatternDraft]:
     for source, text in sources:
         doc = _parse(source, text)
         schemes = {s: _scheme_label(doc, s) for s in doc.typed(SKOS + "ConceptScheme")}
+        if not doc.typed(KG + "DesignPattern"):
+            raise CatalogError(source, 1, "no kg:DesignPattern in this file")
         for subject in doc.typed(KG + "DesignPattern"):
             notations = [o.value for o in doc.subjects[subject].get(SKOS + "notation", [])]
             if len(notations) != 1 or not notations[0].strip():
@@ -271,6 +273,8 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
     owner: dict[str, str] = {}
     for source, text in sources:
         doc = _parse(source, text)
+        if not doc.typed(KG + "Topic"):
+            raise CatalogError(source, 1, "no kg:Topic in this file")
         for subject in doc.typed(KG + "Topic"):
             labels = [
                 t.text.strip() for t in doc.texts(subject, SKOS + "prefLabel") if t.text.strip()

@@ -15,8 +15,10 @@ from kgraph.model import Entry, Kind, Mention
 READERS = r"(?:工程师|同学|开发者|贡献者|读者|维护者|研究者|团队|reviewer|人)"
 ROLE_VERB = r"(?:负责|做|在做|关注|维护|从事|研究|排查过|使用|开发|参与|接触)"
 INTRODUCER = r"(?:尤其是|尤其适合|尤其面向|尤其|特别是|面向|适合|推荐给|对于?)"
+CLAUSE_CHARS = r"[^。；;，,！!？?\n]"
 ZH = regex.compile(
-    rf"(?:{INTRODUCER}\s*)?(?P<who>(?:{ROLE_VERB}[^。；;，,！!？?\n]{{1,60}}?|[^。；;，,！!？?\n]{{1,40}}?(?:相关|方向)的?)\s*{READERS})"
+    rf"(?:{INTRODUCER}\s*)?(?P<who>(?:{ROLE_VERB}{CLAUSE_CHARS}{{1,60}}?"
+    rf"|{CLAUSE_CHARS}{{1,40}}?(?:相关|方向)的?)\s*{READERS})"
 )
 EN = regex.compile(
     r"\b(?P<who>(?:anyone|engineers?|people|those|maintainers?|reviewers?|contributors?|readers?)\s+"
@@ -24,7 +26,8 @@ EN = regex.compile(
     r"|if you (?:touch|maintain|own|work on|debug|review)\b[^.;!?\n]{3,80})",
     regex.IGNORECASE,
 )
-LEADING = regex.compile(rf"^(?:{INTRODUCER}|值得精读|建议精读|可快速浏览)\s*")
+# Words that may open the description without belonging to it (`match` anchors at `pos`).
+LEADING = regex.compile(rf"(?:{INTRODUCER}|值得精读|建议精读|可快速浏览)\s*")
 
 
 def extract_audience(entry: Entry) -> list[Mention]:
@@ -38,7 +41,7 @@ def extract_audience(entry: Entry) -> list[Mention]:
                     break
                 start = lead.end()
             surface = entry.text[start:end].strip()
-            if len(surface) < 4 or surface in ("负责的工程师",):
+            if len(surface) < 4:
                 continue
             start = entry.text.index(surface, start)
             mentions.append(

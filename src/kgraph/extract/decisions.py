@@ -2,11 +2,11 @@
 
 A review states a decision in a few recognisable forms:
 
-- a contrast: `X 而非 Y`, `X 而不是 Y`, `用 X 替代 Y`, `X rather than Y`, `X instead of Y`
-  (Y is kept as the rejected alternative);
+- a contrast: `X 而非 Y`, `X 而不是 Y`, `用 X 替代 Y`, `X，比 Y 更…`, `X rather than Y`,
+  `X instead of Y` (Y is kept as the rejected alternative);
 - a quoted statement that the review presents as a decision: after a cue ("核心决策是「…」",
   "The design choice is to "…""), before one ("“状态作用域”设计"), in a sentence about
-  decisions, or with a contrast of its own («…，而不是…»);
+  decisions, with a contrast of its own («…，而不是…»), or long enough to state a position;
 - a numbered list introduced as decisions: `一是…；二是…`, `(1) … (2) …`, `(a) … (b) …`.
 
 Quoted text that is not a decision — a reading order, an error message, the name of a
@@ -82,7 +82,7 @@ TEST_ITEM = regex.compile(
     r"\s*(?:(?:新增|新的|对应的?)?(?:测试|单测|用例)|tests?\b)", regex.IGNORECASE
 )
 LEADING_FILLER = regex.compile(
-    r"^(?:(?:也|并且?|同时|顺带|还|且|而且|另外|and|also|which|so)\s*)+", regex.IGNORECASE
+    r"^(?:(?:也|并且?|同时|顺带|而且|另外|(?:and|also|which|so)\b)\s*)+", regex.IGNORECASE
 )
 TRAILING_PARENTHESIS = regex.compile(r"\s*[（(][^（）()]*[)）]\s*$")
 TERM_TOKENS = 4  # a quote this short is a term inside a decision, not the decision
@@ -336,8 +336,9 @@ def _inner(p: Prose, q: Quote) -> str:
 
 
 def _outermost(candidates: list[Candidate]) -> list[Candidate]:
-    """Drop a candidate inside another; keep the first of identical spans."""
-    ordered = sorted(set(candidates), key=lambda c: (c.start, -c.end, c.rejected == ""))
+    """Drop a candidate inside another; of identical spans keep one with a rejected
+    alternative (the order is total, so the choice never depends on hashing)."""
+    ordered = sorted(set(candidates), key=lambda c: (c.start, -c.end, c.rejected == "", c.rejected))
     kept: list[Candidate] = []
     for c in ordered:
         if any(k.start <= c.start and c.end <= k.end for k in kept):
