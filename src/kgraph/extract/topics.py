@@ -4,8 +4,8 @@ Names are read from the title, through the topic table (`schemas/topics.ttl` plu
 user's), which also folds aliases into one topic (`PD` is `P/D`), and from the shapes
 component names take: acronyms (`TOCTOU`, `FP8`), product names in mixed case
 (`MooncakeStore`, `DeepSeek-V4`) and, in a Chinese title, hyphenated Latin terms
-(`routed-experts`). Code is never a topic:
-backticked spans are skipped, and so are identifiers (`module_path`, `LookupResult`).
+(`routed-experts`). Code is never a topic: backticked spans are skipped, and so are
+identifiers (`module_path`, `LookupResult`).
 """
 
 from __future__ import annotations
