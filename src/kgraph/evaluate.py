@@ -318,9 +318,8 @@ def evaluate(gold: Sequence[dict], view: GraphView) -> Evaluation:
             seen.add(id(pr))
         for kind in KINDS[1:]:
             got = _unique(pr.values[kind]) if pr is not None else []
-            _count(
-                counts[kind], entry, kind, got, _gold_values(g, kind), matchers[kind], differences
-            )
+            wanted = _unique(_gold_values(g, kind))  # a name written twice is one value
+            _count(counts[kind], entry, kind, got, wanted, matchers[kind], differences)
     for pr in view.prs:  # PRs no gold entry describes: all they hold is unasked for
         counts["prs"][1] += 1
         if id(pr) in seen:
