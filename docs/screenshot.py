@@ -3,8 +3,9 @@
     .venv/bin/python docs/screenshot.py [--page GRAPH_HTML] [--out PNG] [--search TEXT]
 
 By default it builds the seeds (../shared/seeds) into a temporary folder, searches
-`_sliding_window_lookup` and writes docs/graph.png. Chinese titles need a CJK font
-(`apt-get install fonts-wqy-microhei`); the page itself uses whatever fonts the reader has.
+`_sliding_window_lookup`, opens the PR that mentions it and writes docs/graph.png.
+Chinese titles need a CJK font (`apt-get install fonts-wqy-microhei`); the page itself
+uses whatever fonts the reader has.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ def main() -> None:
     parser.add_argument("--page", type=Path, help="a built graph.html (default: build the seeds)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "graph.png")
     parser.add_argument("--search", default="_sliding_window_lookup", help="'' for none")
+    parser.add_argument(
+        "--open-pr",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="then open the first PR the search found, to show its details",
+    )
     parser.add_argument("--width", type=int, default=1400)
     parser.add_argument("--height", type=int, default=860)
     args = parser.parse_args()
@@ -51,6 +58,9 @@ def main() -> None:
                 page.fill("#search", query)
                 page.press("#search", "Enter")
                 page.wait_for_timeout(800)
+                if args.open_pr and page.locator("#details li button").count():
+                    page.locator("#details li button").first.click()
+                    page.wait_for_timeout(800)
             page.screenshot(path=str(out))
             browser.close()
     print(f"wrote {out}")

@@ -52,6 +52,13 @@ DRAWN_RELATIONS = {
     "memberOf",
 }
 DIM = "#e5e7eb"
+# Where a node is drawn, in page coordinates.
+POSITION = """(id) => {
+  const i = kgraph.data.nodes.findIndex((n) => n.id === id);
+  const p = kgraph.network.canvasToDOM(kgraph.network.getPositions([i])[i]);
+  const box = document.getElementById("graph").getBoundingClientRect();
+  return [box.left + p.x, box.top + p.y];
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -88,15 +95,7 @@ class Opened:
 
     def click_node(self, node_id: str) -> None:
         """A real mouse click where the node is drawn on the canvas."""
-        x, y = self.js(
-            """(id) => {
-              const i = kgraph.data.nodes.findIndex((n) => n.id === id);
-              const p = kgraph.network.canvasToDOM(kgraph.network.getPositions([i])[i]);
-              const box = document.getElementById("graph").getBoundingClientRect();
-              return [box.left + p.x, box.top + p.y];
-            }""",
-            node_id,
-        )
+        x, y = self.js(POSITION, node_id)
         self.page.mouse.click(x, y)
 
     def search(self, text: str) -> None:
@@ -217,16 +216,10 @@ def test_html_browser_search_highlights_and_focuses_the_prs_of_a_symbol(
         look = opened.node(pr)
         assert not look["hidden"] and look["color"]["background"] != DIM
         # Focused: the PR is drawn inside the visible canvas.
-        x, y = opened.js(
-            """(id) => {
-              const i = kgraph.data.nodes.findIndex((n) => n.id === id);
-              const p = kgraph.network.canvasToDOM(kgraph.network.getPositions([i])[i]);
-              return [p.x, p.y];
-            }""",
-            pr,
-        )
+        x, y = opened.js(POSITION, pr)
         box = opened.page.locator("#graph").bounding_box()
-        assert 0 <= x <= box["width"] and 0 <= y <= box["height"]
+        assert box["x"] <= x <= box["x"] + box["width"]
+        assert box["y"] <= y <= box["y"] + box["height"]
     for pr in others:
         assert opened.node(pr)["color"]["background"] == DIM
     # The one match opened its details, which list the PR.
@@ -298,6 +291,25 @@ def test_html_browser_opens_on_shared_code_and_symbols_list_every_pr(
     opened.page.click("input[name=view][value=all]")
     drawn = {n["id"] for n in graph["nodes"] if n["kind"] in DRAWN}
     assert opened.visible_ids() == drawn
+
+
+def test_html_browser_hover_names_edges_by_relation_and_nodes_by_kind(
+    open_page, examples_out
+) -> None:
+    graph = _graph(examples_out)
+    symbol = "symbol/vllm-project/vllm/_sliding_window_lookup"
+    pr = sorted(_prs_mentioning(graph, "_sliding_window_lookup"))[0]
+    opened = open_page(examples_out / "graph.html")
+    (ax, ay), (bx, by) = (opened.js(POSITION, node) for node in (symbol, pr))
+    opened.page.mouse.move((ax + bx) / 2, (ay + by) / 2)
+    tooltip = opened.page.locator(".vis-tooltip")
+    tooltip.wait_for(state="visible")
+    assert tooltip.inner_text() == "mentions symbol"
+    opened.page.mouse.move(ax, ay)
+    opened.page.wait_for_function(
+        "() => document.querySelector('.vis-tooltip').innerText.startsWith('Code symbol')"
+    )
+    assert "Touched by 2 PRs" in tooltip.inner_text()
 
 
 def test_html_browser_filters_by_kind_repository_and_date(open_page, examples_out) -> None:

@@ -97,10 +97,10 @@ def to_html(graph: KnowledgeGraph, options: HtmlOptions | None = None) -> str:
 
 def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
     """Everything the page shows, as plain JSON values with node indices for links."""
-    candidates = [n.id for n in graph.sorted_nodes() if n.kind in DRAWN_KINDS]
-    drawn_edges = [
-        (e.source, e.target) for e in graph.sorted_edges() if e.relation in DRAWN_RELATIONS
-    ]
+    candidates = sorted(n.id for n in graph.nodes.values() if n.kind in DRAWN_KINDS)
+    # Sorting on a tuple key is many times faster than on the dataclass's own ordering.
+    all_edges = sorted(graph.edges, key=lambda e: (e.source, e.relation, e.target))
+    drawn_edges = [(e.source, e.target) for e in all_edges if e.relation in DRAWN_RELATIONS]
     near = subgraph.neighbours(candidates, drawn_edges)
     if options.focus:
         selection = subgraph.around(graph, near, options.focus, options.depth, options.max_nodes)
@@ -124,7 +124,7 @@ def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
     mention_entry: dict[str, str] = {}
     digest_of: dict[str, str] = {}
     edges = []
-    for e in graph.sorted_edges():
+    for e in all_edges:
         if e.relation == "inRepository" and e.source in index:
             repository[e.source] = graph.nodes[e.target].label
         elif e.relation == "describedBy" and e.source in index:

@@ -59,7 +59,6 @@ def from_json(text: str) -> KnowledgeGraph:
                 continue
             for item in value if isinstance(value, list) else [value]:
                 attrs.append((name, _value(name, item)))
-        attrs.sort(key=lambda item: (item[0], type(item[1]).__name__, str(item[1])))
         graph.add(Node(record["id"], record["kind"], record["label"], tuple(attrs)))
     for edge in document["edges"]:
         graph.link(edge["source"], edge["relation"], edge["target"])

@@ -73,15 +73,17 @@
   const hidden = new Array(N.length).fill(false);
   function nodeLook(i, look) {
     const colour = kinds.get(N[i].k).colour;
-    if (look === "d") return { color: DIM, borderWidth: 1, font: { color: "#e5e7eb", bold: false } };
-    if (look === "h") return { color: { background: colour, border: "#111827" }, borderWidth: 4, font: { color: "#111827", bold: true } };
-    return { color: { background: colour, border: colour }, borderWidth: 1, font: { color: "#1f2937", bold: false } };
+    // vis-network's own selection and hover colours are replaced: its blue reads as a PR.
+    const mark = { background: colour, border: "#111827" };
+    if (look === "d") return { color: Object.assign({ highlight: mark, hover: mark }, DIM), borderWidth: 1, borderWidthSelected: 2, font: { color: "#e5e7eb", strokeWidth: 0, bold: false } };
+    if (look === "h") return { color: { background: colour, border: "#111827", highlight: mark, hover: mark }, borderWidth: 4, borderWidthSelected: 4, font: { color: "#111827", strokeWidth: 3, bold: true } };
+    return { color: { background: colour, border: colour, highlight: mark, hover: mark }, borderWidth: 1, borderWidthSelected: 3, font: { color: "#1f2937", strokeWidth: 3, bold: false } };
   }
   const state = { view: sharedCount ? "shared" : "all", kinds: new Set(kinds.keys()), repo: "", topic: "", pattern: "", from: "", to: "" };
   const at = (i, view) => (view === "shared" && N[i].v ? { x: N[i].v[0], y: N[i].v[1] } : { x: N[i].x, y: N[i].y });
   const visNodes = new vis.DataSet(
     N.map((n, i) => Object.assign(
-      { id: i, label: short(n.l, 34), size: n.s, shape: kinds.get(n.k).shape, title: tooltip(i), hidden: false },
+      { id: i, label: short(n.l, isPR(i) ? 26 : 34), size: n.s, shape: kinds.get(n.k).shape, title: tooltip(i), hidden: false },
       at(i, state.view),
       nodeLook(i, "n"),
     )),
@@ -194,7 +196,7 @@
     $("status").textContent = hits.length
       ? hits.length + (hits.length === 1 ? " match" : " matches") + (hits.length > 30 ? " (first 30 listed)" : "") + "; highlighted with their neighbours"
       : "No match";
-    for (const i of hits.slice(0, 30)) results.append(nodeLink(i));
+    for (const i of hits.slice(0, 30)) results.append(nodeLink(i, repos.length > 1 && N[i].r ? N[i].r : ""));
     focusOn(hits, true);
     if (hits.length === 1) showDetails(hits[0]);
   }
@@ -473,7 +475,10 @@
     if (hot.length) {
       box.append(el("h3", "Hot spots: code touched by the most PRs"));
       const list = el("ol", undefined, "links");
-      for (const i of hot.slice(0, 15)) list.append(nodeLink(i, first(i, "prCount") + " PRs"));
+      for (const i of hot.slice(0, 15)) {
+        const where = repos.length > 1 && N[i].r ? " · " + N[i].r : "";
+        list.append(nodeLink(i, first(i, "prCount") + " PRs" + where));
+      }
       box.append(list);
     } else {
       box.append(el("p", "No file or symbol is touched by two or more PRs in this graph.", "hint"));
