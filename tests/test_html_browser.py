@@ -424,13 +424,21 @@ def _design_graph() -> KnowledgeGraph:
     graph.add(Node("repo/o/r", "Repository", "o/r"))
     graph.link(pr, "inRepository", "repo/o/r")
     for node_id, kind, label, relation in (
-        ("decision/o/r/7/1", "DesignDecision", "rank, not position", "makesDecision"),
+        ("decision/o/r/7/1", "DesignDecision", "logical rank", "makesDecision"),
         ("pattern/lazy-invalidation", "DesignPattern", "Lazy invalidation", "appliesPattern"),
         ("topic/kv-offload", "Topic", "KV Offload", "hasTopic"),
         ("person/alice", "Person", "@alice", "involves"),
     ):
         graph.add(Node(node_id, kind, label))
         graph.link(pr, relation, node_id)
+    graph.add(
+        Node(
+            "decision/o/r/7/1",
+            "DesignDecision",
+            "logical rank",
+            (("rejectedAlternative", "physical position"),),
+        )
+    )
     graph.add(Node("pr/o/r/8", "PullRequest", "Unrelated", (("title", "Unrelated"),)))
     graph.link("pr/o/r/8", "inRepository", "repo/o/r")
     graph.add(
@@ -482,7 +490,7 @@ def test_html_browser_panel_shows_design_knowledge_and_source_links(open_page, t
         "Worth a close read",
         "Recommended for: KV offload contributors",
         "Follow-up: benchmark the ARC policy",
-        "rank, not position",
+        "logical rankrather than physical position",
         "Lazy invalidation",
         "KV Offload",
         "@alice",

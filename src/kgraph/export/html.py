@@ -59,6 +59,7 @@ DRAWN_RELATIONS = frozenset(RELATIONS)
 LISTED_RELATIONS: dict[str, tuple[str, str]] = {
     **RELATIONS,
     "sharesCodeWith": ("Shares code with", "Shares code with"),
+    "candidate": ("Candidates", "Candidate for"),
 }
 
 _PLACEHOLDER = re.compile(r"/\*KG_(CSS|VIS_JS|JS|DATA|CSP|TITLE)\*/")
@@ -82,7 +83,7 @@ def to_html(graph: KnowledgeGraph, options: HtmlOptions | None = None) -> str:
     csp = (
         "default-src 'none'; "
         f"script-src {_script_hash(vis_js)} {_script_hash(app_js)}; "
-        "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+        "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
     )
     parts = {
         "CSS": _template("graph.css"),

@@ -88,8 +88,9 @@ def most_relevant(graph: KnowledgeGraph, near: Mapping[str, set[str]], max_nodes
     note = (
         f"Showing the {len(kept):,} most relevant of {len(near):,} nodes (shared code and "
         f"its PRs first). Left out: {_describe(graph, left_out)}. "
-        "Rebuild with --html-max-nodes 0 to draw everything, or run "
-        "`kgraph html OUTPUT_DIR --focus NAME` for the neighbourhood of one name."
+        "Draw everything with `--html-max-nodes 0` (kgraph build) or `--max-nodes 0` "
+        "(kgraph html), or run `kgraph html OUTPUT_DIR --focus NAME` for the neighbourhood "
+        "of one name."
     )
     return Selection(frozenset(kept), note)
 

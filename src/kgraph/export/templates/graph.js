@@ -23,6 +23,7 @@
   const first = (i, name) => attr(i, name)[0];
   const isPR = (i) => N[i].k === "PullRequest";
   const isCode = (i) => N[i].k === "SourceFile" || N[i].k === "CodeSymbol";
+  const byName = (a, b) => N[a].l.localeCompare(N[b].l, "en", { numeric: true });
   function short(text, width) {
     // Cut to about `width` Latin characters; CJK characters count twice.
     let used = 0;
@@ -123,7 +124,7 @@
     if (state.view === "shared" && !inShared[i]) return false;
     if (isPR(i)) return prPasses(i);
     if (state.repo && N[i].r && N[i].r !== state.repo) return false;
-    if (prFiltered()) return prsOf(i).some((p) => state.kinds.has("PullRequest") && prPasses(p));
+    if (prFiltered()) return prsOf(i).some(prPasses);
     return true;
   }
 
@@ -151,7 +152,7 @@
     });
     if (edgeUpdates.length) visEdges.update(edgeUpdates);
     document.body.dataset.shown = String(shown);
-    $("summary").textContent = countsLine() + " · " + shown.toLocaleString("en") + " shown";
+    $("summary").textContent = N.length ? countsLine() + " · " + shown.toLocaleString("en") + " shown" : "This graph has no pull requests or code yet.";
   }
 
   function focusOn(hits, fit) {
@@ -361,12 +362,22 @@
     a.target = "_blank";
     return a;
   }
+  const LIST_LIMIT = 60;
   function section(box, heading, items) {
     if (!items.length) return;
     box.append(el("h3", heading));
     const list = el("ol", undefined, "links");
-    list.append(...items);
+    list.append(...items.slice(0, LIST_LIMIT));
     box.append(list);
+    if (items.length > LIST_LIMIT) {
+      const more = el("button", "Show all " + items.length.toLocaleString("en"), "more");
+      more.type = "button";
+      more.addEventListener("click", () => {
+        list.append(...items.slice(LIST_LIMIT));
+        more.remove();
+      });
+      box.append(more);
+    }
   }
   function entryBlock(e, withTitle) {
     const entry = E[e];
@@ -423,10 +434,12 @@
       groups.get(heading).push(o);
     }
     for (const [heading, others] of groups) {
-      const unique = [...new Set(others)].sort((a, b) => (N[b].s - N[a].s) || N[a].l.localeCompare(N[b].l));
+      const unique = [...new Set(others)].sort((a, b) => (N[b].s - N[a].s) || byName(a, b));
       section(box, heading + " (" + unique.length + ")", unique.map((o) => {
         const count = first(o, "prCount");
-        const li = nodeLink(o, isCode(o) && count > 1 ? "shared by " + count + " PRs" : "");
+        const rejected = attr(o, "rejectedAlternative");
+        const extra = isCode(o) && count > 1 ? "shared by " + count + " PRs" : rejected.length ? "rather than " + rejected.join("; ") : "";
+        const li = nodeLink(o, extra);
         if (!isPR(i) && isPR(o)) {
           for (const e of n.e || []) if (E[e].pr === o) li.append(el("span", E[e].source + ":" + E[e].line, "sub"));
         }
@@ -471,7 +484,7 @@
     const box = $("details");
     box.replaceChildren();
     delete box.dataset.node;
-    const hot = N.map((n, i) => i).filter((i) => shared[i]).sort((a, b) => (first(b, "prCount") - first(a, "prCount")) || N[a].l.localeCompare(N[b].l));
+    const hot = N.map((n, i) => i).filter((i) => shared[i]).sort((a, b) => (first(b, "prCount") - first(a, "prCount")) || byName(a, b));
     if (hot.length) {
       box.append(el("h3", "Hot spots: code touched by the most PRs"));
       const list = el("ol", undefined, "links");
