@@ -156,6 +156,11 @@ def test_export_html_command_needs_a_built_graph(tmp_path) -> None:
     result = CliRunner().invoke(cli, ["html", str(tmp_path)])
     assert result.exit_code == 2
     assert "no graph.json here" in result.stderr
+    for broken in ("{oops", '{"edges": []}', '{"nodes": [{"id": 1}], "edges": []}'):
+        (tmp_path / "graph.json").write_text(broken, "utf-8")
+        result = CliRunner().invoke(cli, ["html", str(tmp_path)])
+        assert result.exit_code == 2, broken
+        assert "graph.json: not a kgraph graph.json" in result.stderr
 
 
 def test_export_html_json_round_trip_keeps_the_graph(examples_out) -> None:

@@ -172,8 +172,8 @@ def html(
         page = render_json_file(source, options)
     except FocusError as error:
         raise click.BadParameter(str(error), param_hint="--focus") from error
-    except ValueError as error:
-        raise click.UsageError(f"{source}: not a kgraph graph.json ({error})") from error
+    except (ValueError, KeyError, TypeError) as error:
+        raise click.UsageError(f"{source}: not a kgraph graph.json ({error!r})") from error
     write_atomic(out_file, page.encode("utf-8"))
     click.echo(f"wrote {out_file}")
 

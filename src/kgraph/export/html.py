@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pyvis
 
-from kgraph.export import layout, subgraph
-from kgraph.graph import Date, KnowledgeGraph, Node, Text, Value
+from kgraph.export import json_graph, layout, subgraph
+from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Text, Value
 
 DEFAULT_MAX_NODES = 5000  # measured: a 5,000-node page is interactive in about a second
 
@@ -42,15 +42,15 @@ STYLE: tuple[tuple[str, str, str, str], ...] = (
 )
 DRAWN_KINDS = frozenset(k for k, *_ in STYLE) - {"ExternalSymbol"}
 
-# Relations drawn as lines; the details panel lists every relation between drawn nodes.
-# relation: (heading in the panel of its source, heading in the panel of its target)
+# Relations drawn as lines; the details panel lists every relation between drawn nodes, in
+# this order. relation: (heading in the panel of its source, heading in that of its target)
 RELATIONS: dict[str, tuple[str, str]] = {
-    "touchesFile": ("Touched code", "Touched by PRs"),
-    "mentionsSymbol": ("Touched code", "Mentioned by PRs"),
-    "references": ("Issues", "Referenced by PRs"),
     "makesDecision": ("Decisions", "Made by PRs"),
     "appliesPattern": ("Patterns", "Applied by PRs"),
     "hasTopic": ("Topics", "PRs on this topic"),
+    "touchesFile": ("Touched code", "Touched by PRs"),
+    "mentionsSymbol": ("Touched code", "Mentioned by PRs"),
+    "references": ("Issues", "Referenced by PRs"),
     "involves": ("People", "PRs involving"),
     "definedIn": ("Defined in", "Defines"),
     "memberOf": ("Member of", "Members"),
@@ -119,35 +119,12 @@ def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
         [(a, b) for a, b in kept_edges if a in shared_view and b in shared_view],
     )
 
-    repository: dict[str, str] = {}
-    entries_of: dict[str, set[str]] = defaultdict(set)
-    mention_target: dict[str, str] = {}
-    mention_entry: dict[str, str] = {}
-    digest_of: dict[str, str] = {}
-    edges = []
-    for e in all_edges:
-        if e.relation == "inRepository" and e.source in index:
-            repository[e.source] = graph.nodes[e.target].label
-        elif e.relation == "describedBy" and e.source in index:
-            entries_of[e.source].add(e.target)
-        elif e.relation == "denotes":
-            mention_target[e.source] = e.target
-        elif e.relation == "inEntry":
-            mention_entry[e.source] = e.target
-        elif e.relation == "partOf":
-            digest_of[e.source] = e.target
-        if e.relation in LISTED_RELATIONS and e.source in index and e.target in index:
-            edges.append([index[e.source], e.relation, index[e.target]])
-    for mention, target in mention_target.items():
-        if target in index and mention in mention_entry:
-            entries_of[target].add(mention_entry[mention])
-
-    all_entries = sorted({entry for found in entries_of.values() for entry in found})
-    entry_index = {e: i for i, e in enumerate(all_entries)}
-    pr_of_entry = {
-        entry: index[pr] for pr, found in entries_of.items() for entry in found if pr in index
-    }
-    entries = [_entry_record(graph, e, digest_of.get(e), pr_of_entry.get(e)) for e in all_entries]
+    edges = [
+        [index[e.source], e.relation, index[e.target]]
+        for e in all_edges
+        if e.relation in LISTED_RELATIONS and e.source in index and e.target in index
+    ]
+    repository, entries_of, entries = _provenance(graph, all_edges, index)
     shared_touched = _shared_code_per_pr(graph)
     nodes = []
     for node_id in kept:
@@ -165,7 +142,7 @@ def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
         if node_id in repository:
             record["r"] = repository[node_id]
         if found := entries_of.get(node_id):
-            record["e"] = sorted(entry_index[e] for e in found)
+            record["e"] = found
         if node.kind == "PullRequest":
             record["sc"] = shared_touched.get(node_id, 0)
         if node_id in shared_positions:
@@ -177,13 +154,52 @@ def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
         "note": selection.note,
         "total": total,
         "kinds": [list(style) for style in STYLE],
-        "relations": {r: list(h) for r, h in LISTED_RELATIONS.items()},
+        "relations": [[r, *h] for r, h in LISTED_RELATIONS.items()],  # in panel order
         "drawn": sorted(DRAWN_RELATIONS),
         "nodes": nodes,
         "edges": edges,
         "entries": entries,
         "focus": list(options.focus),
     }
+
+
+def _provenance(
+    graph: KnowledgeGraph, all_edges: list[Edge], index: Mapping[str, int]
+) -> tuple[dict[str, str], dict[str, list[int]], list[dict[str, object]]]:
+    """Each drawn node's repository, and the digest entries that describe or mention it.
+
+    Returns the repository label per node id, entry indices per node id, and the entry
+    records (digest file, line, date, title, summary and the index of the PR they describe).
+    """
+    repository: dict[str, str] = {}
+    described: dict[str, set[str]] = defaultdict(set)  # PR -> its entries
+    mentioned: dict[str, set[str]] = defaultdict(set)  # code, issue… -> entries naming it
+    mention_target: dict[str, str] = {}
+    mention_entry: dict[str, str] = {}
+    digest_of: dict[str, str] = {}
+    for e in all_edges:
+        if e.relation == "inRepository" and e.source in index:
+            repository[e.source] = graph.nodes[e.target].label
+        elif e.relation == "describedBy" and e.source in index:
+            described[e.source].add(e.target)
+        elif e.relation == "denotes":
+            mention_target[e.source] = e.target
+        elif e.relation == "inEntry":
+            mention_entry[e.source] = e.target
+        elif e.relation == "partOf":
+            digest_of[e.source] = e.target
+    for mention, target in mention_target.items():
+        if target in index and mention in mention_entry:
+            mentioned[target].add(mention_entry[mention])
+    pr_of = {entry: index[pr] for pr, found in described.items() for entry in found}
+    ordered = sorted(set(pr_of) | {e for found in mentioned.values() for e in found})
+    position = {entry: i for i, entry in enumerate(ordered)}
+    entries_of = {
+        node: sorted(position[e] for e in found)
+        for node, found in (*described.items(), *mentioned.items())
+    }
+    records = [_entry_record(graph, e, digest_of.get(e), pr_of.get(e)) for e in ordered]
+    return repository, entries_of, records
 
 
 def options_from(export_options: Mapping[str, object]) -> HtmlOptions:
@@ -194,9 +210,7 @@ def options_from(export_options: Mapping[str, object]) -> HtmlOptions:
 
 def render_json_file(source: Path, options: HtmlOptions) -> str:
     """The page for a graph.json written by an earlier `kgraph build` (for `kgraph html`)."""
-    from kgraph.export.json_graph import from_json
-
-    return to_html(from_json(source.read_text("utf-8")), options)
+    return to_html(json_graph.from_json(source.read_text("utf-8")), options)
 
 
 def _style_key(node: Node) -> str:

@@ -25,6 +25,7 @@ LEAF_ARC = 74.0  # distance between neighbouring leaves on a ring
 WORK_BUDGET = 1.5e8  # pairwise force evaluations per component, all iterations together
 MAX_ITERATIONS = 200
 MIN_ITERATIONS = 8
+GRAVITY = 5.0  # strength of the pull to an island's centre, divided by √nodes
 CHUNK = 1024  # rows of the pairwise matrix computed at once (bounds memory)
 
 
@@ -150,6 +151,7 @@ def _force(
     iterations = int(min(most, max(MIN_ITERATIONS, WORK_BUDGET / (n * n))))
     step = side / 8
     cooling = step / (iterations + 1)
+    gravity = GRAVITY / math.sqrt(n)
     for _ in range(iterations):
         sx, sy = _repulsion(x, y, half)
         dx, dy = x[a] - x[b], y[a] - y[b]
@@ -157,6 +159,9 @@ def _force(
         px, py = dx * pull, dy * pull
         sx += np.bincount(b, px, n) - np.bincount(a, px, n)
         sy += np.bincount(b, py, n) - np.bincount(a, py, n)
+        # A weak pull to the centre curls chains and keeps islands round, so they fit a screen.
+        sx -= gravity * (x - x.mean())
+        sy -= gravity * (y - y.mean())
         length = np.sqrt(np.maximum(sx * sx + sy * sy, 1e-9))
         scale = np.minimum(length, step) / length
         x += sx * scale

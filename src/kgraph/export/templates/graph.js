@@ -9,6 +9,7 @@
   const SVG = "http://www.w3.org/2000/svg";
   const kinds = new Map(data.kinds.map(([key, label, colour, shape]) => [key, { key, label, colour, shape }]));
   const drawn = new Set(data.drawn);
+  const relations = new Map(data.relations.map(([rel, out, back], k) => [rel, { out, back, k }]));
   const big = N.length > 1500;
   const DIM = { background: "#e5e7eb", border: "#d1d5db" };
 
@@ -23,6 +24,9 @@
   const first = (i, name) => attr(i, name)[0];
   const isPR = (i) => N[i].k === "PullRequest";
   const isCode = (i) => N[i].k === "SourceFile" || N[i].k === "CodeSymbol";
+  const labelCount = new Map();
+  for (const n of N) labelCount.set(n.l, (labelCount.get(n.l) || 0) + 1);
+  const ambiguous = (i) => labelCount.get(N[i].l) > 1 && N[i].r; // name the repository then
   const byName = (a, b) => N[a].l.localeCompare(N[b].l, "en", { numeric: true });
   function short(text, width) {
     // Cut to about `width` Latin characters; CJK characters count twice.
@@ -70,8 +74,9 @@
   }
 
   // --- the network ---------------------------------------------------------------------
+  const state = { view: sharedCount ? "shared" : "all", kinds: new Set(kinds.keys()), repo: "", topic: "", pattern: "", from: "", to: "" };
   const style = new Array(N.length).fill("n"); // n normal, h hit, d dimmed
-  const hidden = new Array(N.length).fill(false);
+  const hidden = N.map((n, i) => state.view === "shared" && !inShared[i]); // as refresh() would
   function nodeLook(i, look) {
     const colour = kinds.get(N[i].k).colour;
     // vis-network's own selection and hover colours are replaced: its blue reads as a PR.
@@ -80,11 +85,10 @@
     if (look === "h") return { color: { background: colour, border: "#111827", highlight: mark, hover: mark }, borderWidth: 4, borderWidthSelected: 4, font: { color: "#111827", strokeWidth: 3, bold: true } };
     return { color: { background: colour, border: colour, highlight: mark, hover: mark }, borderWidth: 1, borderWidthSelected: 3, font: { color: "#1f2937", strokeWidth: 3, bold: false } };
   }
-  const state = { view: sharedCount ? "shared" : "all", kinds: new Set(kinds.keys()), repo: "", topic: "", pattern: "", from: "", to: "" };
   const at = (i, view) => (view === "shared" && N[i].v ? { x: N[i].v[0], y: N[i].v[1] } : { x: N[i].x, y: N[i].y });
   const visNodes = new vis.DataSet(
     N.map((n, i) => Object.assign(
-      { id: i, label: short(n.l, isPR(i) ? 26 : 34), size: n.s, shape: kinds.get(n.k).shape, title: tooltip(i), hidden: false },
+      { id: i, label: short(n.l, isPR(i) ? 26 : 34), size: n.s, shape: kinds.get(n.k).shape, title: tooltip(i), hidden: hidden[i] },
       at(i, state.view),
       nodeLook(i, "n"),
     )),
@@ -197,7 +201,7 @@
     $("status").textContent = hits.length
       ? hits.length + (hits.length === 1 ? " match" : " matches") + (hits.length > 30 ? " (first 30 listed)" : "") + "; highlighted with their neighbours"
       : "No match";
-    for (const i of hits.slice(0, 30)) results.append(nodeLink(i, repos.length > 1 && N[i].r ? N[i].r : ""));
+    for (const i of hits.slice(0, 30)) results.append(nodeLink(i, ambiguous(i) ? N[i].r : ""));
     focusOn(hits, true);
     if (hits.length === 1) showDetails(hits[0]);
   }
@@ -427,9 +431,10 @@
     }
     // Relations, grouped under the headings the page data gives.
     const groups = new Map();
-    for (const [rel, o, dir] of adj[i]) {
-      const headings = data.relations[rel];
-      const heading = headings ? headings[dir > 0 ? 0 : 1] : (dir > 0 ? words(rel) : words(rel) + " (from)");
+    const known = [...adj[i]].sort((p, q) => (relations.has(p[0]) ? relations.get(p[0]).k : 99) - (relations.has(q[0]) ? relations.get(q[0]).k : 99));
+    for (const [rel, o, dir] of known) {
+      const r = relations.get(rel);
+      const heading = r ? (dir > 0 ? r.out : r.back) : (dir > 0 ? words(rel) : words(rel) + " (from)");
       if (!groups.has(heading)) groups.set(heading, []);
       groups.get(heading).push(o);
     }
@@ -489,7 +494,7 @@
       box.append(el("h3", "Hot spots: code touched by the most PRs"));
       const list = el("ol", undefined, "links");
       for (const i of hot.slice(0, 15)) {
-        const where = repos.length > 1 && N[i].r ? " · " + N[i].r : "";
+        const where = ambiguous(i) ? " · " + N[i].r : "";
         list.append(nodeLink(i, first(i, "prCount") + " PRs" + where));
       }
       box.append(list);
