@@ -110,14 +110,15 @@ def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
     kept = [n for n in candidates if n in selection.nodes]
     index = {n: i for i, n in enumerate(kept)}
     kept_edges = [(a, b) for a, b in drawn_edges if a in index and b in index]
-    positions = layout.layout(kept, kept_edges)
     # The shared-code view gets its own layout: in the whole graph's, its few nodes are lost
-    # among the room left for everything else.
+    # among the room left for everything else. The whole graph's then starts from it.
     shared_view = _shared_view(graph, kept, near)
     shared_positions = layout.layout(
         sorted(shared_view),
         [(a, b) for a, b in kept_edges if a in shared_view and b in shared_view],
     )
+    prs = [n for n in kept if graph.nodes[n].kind == "PullRequest"]
+    positions = layout.layout(kept, kept_edges, warm=shared_positions, anchors=prs)
 
     edges = [
         [index[e.source], e.relation, index[e.target]]
