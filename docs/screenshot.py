@@ -39,6 +39,12 @@ def main() -> None:
         default=True,
         help="then open the first PR the search found, to show its details",
     )
+    parser.add_argument(
+        "--overview",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="zoom out to the whole graph at the end, keeping the highlight",
+    )
     parser.add_argument("--width", type=int, default=1400)
     parser.add_argument("--height", type=int, default=860)
     args = parser.parse_args()
@@ -61,6 +67,11 @@ def main() -> None:
                 if args.open_pr and page.locator("#details li button").count():
                     page.locator("#details li button").first.click()
                     page.wait_for_timeout(800)
+            if args.overview:
+                # Let the page's zoom animation end first (vis-network counts it in frames).
+                page.wait_for_timeout(1500)
+                page.evaluate("() => kgraph.network.fit({ animation: false })")
+                page.wait_for_timeout(300)
             page.screenshot(path=str(out))
             browser.close()
     print(f"wrote {out}")

@@ -216,10 +216,12 @@ def test_html_browser_search_highlights_and_focuses_the_prs_of_a_symbol(
         look = opened.node(pr)
         assert not look["hidden"] and look["color"]["background"] != DIM
         # Focused: the PR is drawn inside the visible canvas.
+        opened.page.wait_for_timeout(600)  # the zoom glides for 300 ms
+        assert opened.js("() => kgraph.network.getScale()") > 0.9  # zoomed in on the two
         x, y = opened.js(POSITION, pr)
         box = opened.page.locator("#graph").bounding_box()
-        assert box["x"] <= x <= box["x"] + box["width"]
-        assert box["y"] <= y <= box["y"] + box["height"]
+        assert box["x"] + 0.2 * box["width"] <= x <= box["x"] + 0.8 * box["width"]
+        assert box["y"] + 0.2 * box["height"] <= y <= box["y"] + 0.8 * box["height"]
     for pr in others:
         assert opened.node(pr)["color"]["background"] == DIM
     # The one match opened its details, which list the PR.

@@ -172,10 +172,36 @@
     }
     emphasis = { hits: new Set(hits), around };
     refresh();
-    if (fit) network.fit({ nodes: [...around], animation: big ? false : { duration: 300, easingFunction: "easeInOutQuad" } });
+    if (fit) glide([...around]);
+  }
+
+  // vis-network advances its own view animations only when something else redraws, and
+  // with physics off nothing does: so zoom with our own frames.
+  let gliding = 0;
+  function glide(ids) {
+    const from = { position: network.getViewPosition(), scale: network.getScale() };
+    network.fit({ nodes: ids, animation: false });
+    if (big) return;
+    const to = { position: network.getViewPosition(), scale: network.getScale() };
+    network.moveTo(Object.assign({ animation: false }, from));
+    const started = performance.now();
+    const run = ++gliding;
+    const frame = (now) => {
+      if (run !== gliding) return;
+      const t = Math.min(1, (now - started) / 300);
+      const e = t < 0.5 ? 2 * t * t : 1 - 2 * (1 - t) * (1 - t);
+      network.moveTo({
+        position: { x: from.position.x + (to.position.x - from.position.x) * e, y: from.position.y + (to.position.y - from.position.y) * e },
+        scale: from.scale + (to.scale - from.scale) * e,
+        animation: false,
+      });
+      if (t < 1) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
   }
 
   function fitAll() {
+    gliding++;
     // Leave a margin for the labels of the outermost nodes.
     network.fit({ animation: false });
     network.moveTo({ scale: network.getScale() * 0.9 });
