@@ -128,6 +128,7 @@ def build(
 @click.option(
     "--focus",
     multiple=True,
+    metavar="NAME",
     help="Draw only what lies around this name: a symbol, file path, PR title or #number "
     "(repeatable).",
 )

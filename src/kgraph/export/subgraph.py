@@ -84,7 +84,8 @@ def most_relevant(graph: KnowledgeGraph, near: Mapping[str, set[str]], max_nodes
 
     order.update(dict.fromkeys(sorted((n for n in near if n not in order), key=rank)))
     kept = list(order)[:max_nodes]
-    left_out = [n for n in near if n not in set(kept)]
+    kept_set = set(kept)
+    left_out = [n for n in near if n not in kept_set]
     note = (
         f"Showing the {len(kept):,} most relevant of {len(near):,} nodes (shared code and "
         f"its PRs first). Left out: {_describe(graph, left_out)}. "
