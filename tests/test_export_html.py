@@ -91,7 +91,7 @@ def test_export_html_layout_is_deterministic_and_bounded_on_5000_nodes() -> None
 
 
 def test_export_html_max_nodes_keeps_shared_code_and_its_prs_first(tmp_path) -> None:
-    code, _, stderr = build([str(EXAMPLES)], tmp_path, "--html-max-nodes", "15")
+    code, _, stderr = build([str(EXAMPLES)], tmp_path, "--html-max-nodes", "10")
     assert code == 0, stderr
     graph = _graph(tmp_path)
     nodes = {n["id"]: n for n in graph["nodes"]}
@@ -107,11 +107,17 @@ def test_export_html_max_nodes_keeps_shared_code_and_its_prs_first(tmp_path) -> 
         for e in graph["edges"]
         if e["target"] in shared and nodes[e["source"]]["kind"] == "PullRequest"
     }
+    issues = {
+        e["target"]
+        for e in graph["edges"]
+        if e["source"] in their_prs and e["relation"] == "references"
+    }
     data = _page_data(tmp_path / "graph.html")
     kept = {n["id"] for n in data["nodes"]}
-    assert len(kept) == 15
-    assert shared | their_prs <= kept
-    assert data["note"].startswith("Showing the 15 most relevant of ")
+    assert len(kept) == 10
+    assert issues and len(shared | their_prs | issues) <= 10
+    assert shared | their_prs | issues <= kept  # then the issues those PRs reference
+    assert data["note"].startswith("Showing the 10 most relevant of ")
     assert "Left out:" in data["note"] and "code symbols" in data["note"]
 
 

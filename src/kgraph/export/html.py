@@ -26,7 +26,7 @@ import pyvis
 from kgraph.export import json_graph, layout, subgraph
 from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Text, Value
 
-DEFAULT_MAX_NODES = 5000  # measured: a 5,000-node page is interactive in about a second
+DEFAULT_MAX_NODES = 5000  # bench/html.py: 5,000 nodes draw in ~2 s and answer a search in ~1 s
 
 # Legend order: key, legend label, colour, vis-network shape.
 STYLE: tuple[tuple[str, str, str, str], ...] = (

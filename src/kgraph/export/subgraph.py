@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from kgraph.graph import KnowledgeGraph, Node
 
 CODE_KINDS = frozenset({"SourceFile", "CodeSymbol"})
-# After shared code and PRs, what a reader misses least when it is cut comes last.
+# The context of a PR, most telling first; code touched by one PR comes after all of these.
 KEEP_ORDER = ("DesignPattern", "Topic", "DesignDecision", "Issue", "Person")
 
 
@@ -49,40 +49,33 @@ def neighbours(candidates: Sequence[str], edges: Sequence[tuple[str, str]]) -> d
 
 
 def most_relevant(graph: KnowledgeGraph, near: Mapping[str, set[str]], max_nodes: int) -> Selection:
-    """Shared code (most PRs first) with its PRs, other PRs, then the rest, cut at max_nodes."""
+    """The first `max_nodes` of: shared code (most PRs first), each with its PRs; the
+    patterns, topics, decisions, issues and people of those PRs; the other PRs; the rest."""
     if max_nodes <= 0 or len(near) <= max_nodes:
         return Selection(frozenset(near))
     nodes = graph.nodes
 
-    def prs_of(node_id: str) -> list[str]:
-        return sorted(n for n in near[node_id] if nodes[n].kind == "PullRequest")
+    def is_pr(node_id: str) -> bool:
+        return nodes[node_id].kind == "PullRequest"
 
-    shared = sorted(
-        (n for n in near if is_shared_code(nodes[n])),
-        key=lambda n: (-_pr_count(nodes[n]), n),
-    )
     order: dict[str, None] = {}
+    shared = sorted(
+        (n for n in near if is_shared_code(nodes[n])), key=lambda n: (-_pr_count(nodes[n]), n)
+    )
     for code in shared:
         order[code] = None
-        order.update(dict.fromkeys(prs_of(code)))
-    shared_set = set(shared)
-    prs = sorted(
-        (n for n in near if nodes[n].kind == "PullRequest"),
-        key=lambda n: (-len(near[n] & shared_set), n),
+        order.update(dict.fromkeys(sorted(n for n in near[code] if is_pr(n))))
+    context = {n for pr in order if is_pr(pr) for n in near[pr] if nodes[n].kind in KEEP_ORDER}
+    order.update(dict.fromkeys(sorted(context, key=lambda n: _rank(nodes[n], near[n], True))))
+    order.update(
+        dict.fromkeys(sorted((n for n in near if is_pr(n)), key=lambda n: (-len(near[n]), n)))
     )
-    order.update(dict.fromkeys(prs))
-
-    def rank(node_id: str) -> tuple[int, int, str]:
-        node = nodes[node_id]
-        if node.kind in KEEP_ORDER:
-            tier = KEEP_ORDER.index(node.kind)
-        elif node.get("isExternal") is True:
-            tier = len(KEEP_ORDER) + 1
-        else:
-            tier = len(KEEP_ORDER)
-        return (tier if prs_of(node_id) else tier + 10, -len(near[node_id]), node_id)
-
-    order.update(dict.fromkeys(sorted((n for n in near if n not in order), key=rank)))
+    rest = (n for n in near if n not in order)
+    order.update(
+        dict.fromkeys(
+            sorted(rest, key=lambda n: _rank(nodes[n], near[n], any(map(is_pr, near[n]))))
+        )
+    )
     kept = list(order)[:max_nodes]
     kept_set = set(kept)
     left_out = [n for n in near if n not in kept_set]
@@ -153,6 +146,17 @@ def _no_match(graph: KnowledgeGraph, near: Mapping[str, set[str]], name: str) ->
     )[:5]
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return f"no node is named {name!r}{hint}"
+
+
+def _rank(node: Node, near: set[str], has_pr: bool) -> tuple[int, int, str]:
+    """Design knowledge and issues before code touched once, external symbols last."""
+    if node.kind in KEEP_ORDER:
+        tier = KEEP_ORDER.index(node.kind)
+    elif node.get("isExternal") is True:
+        tier = len(KEEP_ORDER) + 1
+    else:
+        tier = len(KEEP_ORDER)
+    return (tier if has_pr else tier + 10, -len(near), node.id)
 
 
 def _pr_count(node: Node) -> int:
