@@ -79,11 +79,13 @@
   const hidden = N.map((n, i) => state.view === "shared" && !inShared[i]); // as refresh() would
   function nodeLook(i, look) {
     const colour = kinds.get(N[i].k).colour;
+    const inside = kinds.get(N[i].k).shape === "ellipse"; // the label sits inside the shape
     // vis-network's own selection and hover colours are replaced: its blue reads as a PR.
     const mark = { background: colour, border: "#111827" };
     if (look === "d") return { color: Object.assign({ highlight: mark, hover: mark }, DIM), borderWidth: 1, borderWidthSelected: 2, font: { color: "#e5e7eb", strokeWidth: 0, bold: false } };
-    if (look === "h") return { color: { background: colour, border: "#111827", highlight: mark, hover: mark }, borderWidth: 4, borderWidthSelected: 4, font: { color: "#111827", strokeWidth: 3, bold: true } };
-    return { color: { background: colour, border: colour, highlight: mark, hover: mark }, borderWidth: 1, borderWidthSelected: 3, font: { color: "#1f2937", strokeWidth: 3, bold: false } };
+    const font = inside ? { color: "#ffffff", strokeWidth: 0 } : { color: look === "h" ? "#111827" : "#1f2937", strokeWidth: 3 };
+    if (look === "h") return { color: { background: colour, border: "#111827", highlight: mark, hover: mark }, borderWidth: 4, borderWidthSelected: 4, font: Object.assign({ bold: true }, font) };
+    return { color: { background: colour, border: colour, highlight: mark, hover: mark }, borderWidth: 1, borderWidthSelected: 3, font: Object.assign({ bold: false }, font) };
   }
   const at = (i, view) => (view === "shared" && N[i].v ? { x: N[i].v[0], y: N[i].v[1] } : { x: N[i].x, y: N[i].y });
   const visNodes = new vis.DataSet(
