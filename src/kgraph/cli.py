@@ -13,7 +13,9 @@ import click
 
 from kgraph import __version__, evaluate
 from kgraph.catalog import CatalogError, load_knowledge
-from kgraph.export import EXPORTERS, exporter_named
+from kgraph.export import EXPORTERS, exporter_named, write_atomic
+from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
+from kgraph.export.subgraph import FocusError
 from kgraph.ingest import FORMATS
 from kgraph.link import LinkOptions
 from kgraph.pipeline import BuildOptions, run
@@ -83,6 +85,13 @@ def cli() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="A SKOS file of topics and their aliases that extends the built-in table (repeatable).",
 )
+@click.option(
+    "--html-max-nodes",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_NODES,
+    show_default=True,
+    help="Draw at most this many nodes in graph.html, shared code first; 0 draws all.",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems.")
 def build(
@@ -94,6 +103,7 @@ def build(
     share_limit: int,
     catalogs: tuple[Path, ...],
     topic_tables: tuple[Path, ...],
+    html_max_nodes: int,
     strict: bool,
     quiet: bool,
 ) -> None:
@@ -115,6 +125,7 @@ def build(
         input_format=input_format,
         link=LinkOptions(share_limit=share_limit, knowledge=knowledge),
         exporters=exporters,
+        export_options={"html_max_nodes": html_max_nodes},
     )
     try:
         result = run(list(inputs), out_dir, options)
@@ -158,3 +169,65 @@ def eval_command(graph: Path, gold_path: Path, verbose: bool) -> None:
     if verbose:
         for d in result.differences:
             click.echo(f"{'-' if d.missing else '+'} {d.entry} {d.kind}: {d.value}")
+
+
+@cli.command()
+@click.argument(
+    "graph_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), metavar="OUTPUT_DIR"
+)
+@click.option(
+    "--focus",
+    multiple=True,
+    metavar="NAME",
+    help="Draw only what lies around this name: a symbol, file path, PR title or #number "
+    "(repeatable).",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Steps from the --focus nodes: 1 is their PRs, 2 also the PRs' other code.",
+)
+@click.option(
+    "--max-nodes",
+    type=click.IntRange(min=0),
+    default=DEFAULT_MAX_NODES,
+    show_default=True,
+    help="Draw at most this many nodes, most relevant first; 0 draws all.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "out_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Page to write; default OUTPUT_DIR/graph.html, or OUTPUT_DIR/focus-NAME.html.",
+)
+def html(
+    graph_dir: Path, focus: tuple[str, ...], depth: int, max_nodes: int, out_file: Path | None
+) -> None:
+    """Draw the HTML page again from OUTPUT_DIR/graph.json, whole or around --focus names.
+
+    For a graph too big to read at once: `kgraph html output --focus _sliding_window_lookup`
+    writes a page of that symbol, its PRs and their other code.
+    """
+    source = graph_dir / "graph.json"
+    if not source.is_file():
+        raise click.UsageError(f"{source}: no graph.json here; run `kgraph build` first")
+    if out_file is None:
+        name = "focus-" + _slug("-".join(focus)) + ".html" if focus else "graph.html"
+        out_file = graph_dir / name
+    title = "kgraph: " + ", ".join(focus) if focus else "kgraph"
+    options = HtmlOptions(title=title, max_nodes=max_nodes, focus=focus, depth=depth)
+    try:
+        page = render_json_file(source, options)
+    except FocusError as error:
+        raise click.BadParameter(str(error), param_hint="--focus") from error
+    except (ValueError, KeyError, TypeError) as error:
+        raise click.UsageError(f"{source}: not a kgraph graph.json ({error!r})") from error
+    write_atomic(out_file, page.encode("utf-8"))
+    click.echo(f"wrote {out_file}")
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)[:80] or "focus"

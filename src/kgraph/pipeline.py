@@ -7,7 +7,7 @@ returns everything the CLI reports instead of printing.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +26,7 @@ class BuildOptions:
     input_format: str | None = None
     link: LinkOptions = field(default_factory=LinkOptions)
     exporters: Sequence[Exporter] = EXPORTERS
+    export_options: Mapping[str, object] = field(default_factory=dict)  # e.g. html_max_nodes
 
 
 @dataclass(slots=True)
@@ -103,7 +104,8 @@ def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = Non
     options = options or BuildOptions()
     started = time.perf_counter()
     graph, digests, read, skipped, problems = build_graph(inputs, options)
-    outputs = export_all(ExportInput(graph, options.base), out_dir, options.exporters)
+    export = ExportInput(graph, options.base, dict(options.export_options))
+    outputs = export_all(export, out_dir, options.exporters)
     return BuildResult(
         graph, digests, read, skipped, problems, outputs, time.perf_counter() - started
     )
