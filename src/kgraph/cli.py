@@ -16,6 +16,7 @@ from kgraph.export import EXPORTERS, exporter_named
 from kgraph.ingest import FORMATS
 from kgraph.link import LinkOptions
 from kgraph.pipeline import BuildOptions, run
+from kgraph.source import SourceError, SourceSpec
 from kgraph.vocab import DEFAULT_BASE
 
 EXIT_OK, EXIT_UNTRUSTED, EXIT_USAGE = 0, 1, 2
@@ -68,6 +69,15 @@ def cli() -> None:
     show_default=True,
     help="Code touched by more PRs than this is a hub: no sharesCodeWith pairs.",
 )
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="OWNER/REPO=PATH[@REV]",
+    callback=lambda _ctx, _param, values: _source_specs(values),
+    help="Resolve the files and symbols named in that repository's PRs against this checkout "
+    "(a git repository, read at REV or HEAD, or a plain folder). Repeatable.",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems.")
 def build(
@@ -77,6 +87,7 @@ def build(
     base: str,
     only: tuple[str, ...],
     share_limit: int,
+    sources: tuple[SourceSpec, ...],
     strict: bool,
     quiet: bool,
 ) -> None:
@@ -93,9 +104,12 @@ def build(
         input_format=input_format,
         link=LinkOptions(share_limit=share_limit),
         exporters=exporters,
+        sources=sources,
     )
     try:
         result = run(list(inputs), out_dir, options)
+    except SourceError as error:
+        raise click.BadParameter(str(error), param_hint="--source") from error
     except KeyboardInterrupt:
         click.echo("kgraph: interrupted; previous outputs left as they were", err=True)
         sys.exit(130)
@@ -108,3 +122,18 @@ def build(
         click.echo(f"kgraph: {len(result.problems)} problem(s){skipped}", err=True)
     if not result.trusted or (strict and result.problems):
         sys.exit(EXIT_UNTRUSTED)
+
+
+def _source_specs(values: tuple[str, ...]) -> tuple[SourceSpec, ...]:
+    specs: list[SourceSpec] = []
+    for value in values:
+        try:
+            spec = SourceSpec.parse(value)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--source") from error
+        if not spec.path.is_dir():
+            raise click.BadParameter(f"{spec.path}: no such folder", param_hint="--source")
+        if any(s.repo == spec.repo for s in specs):
+            raise click.BadParameter(f"{spec.repo} is given twice", param_hint="--source")
+        specs.append(spec)
+    return tuple(specs)

@@ -19,6 +19,19 @@ import regex
 
 from kgraph.graph import Date, KnowledgeGraph, Node, Value, node_id
 from kgraph.model import Digest, Entry, Kind, Mention
+from kgraph.resolve import (
+    Resolution,
+    Resolver,
+    Scope,
+    Status,
+    annotate,
+    choose_repository,
+    definition_node,
+    distinctive,
+    file_node,
+    home_mention,
+)
+from kgraph.source.index import SourceIndex
 
 UNKNOWN_REPO = "_"  # the scope of PRs whose repository no digest names
 EXTERNAL_SCOPE = "_external"
@@ -186,10 +199,16 @@ def _infer_repo_from_shared_code(prs: list[PullRequest]) -> None:
 
 
 def _distinctive(mention: Mention) -> bool:
-    key = mention.key
-    return (mention.kind is Kind.FILE and "/" in key) or (
-        len(key) >= 8 and ("_" in key.strip("_") or "." in key or any(c.isupper() for c in key[1:]))
-    )
+    return (mention.kind is Kind.FILE and "/" in mention.key) or distinctive(mention.key)
+
+
+def _infer_repo_from_source(prs: list[PullRequest], resolvers: Mapping[str, Resolver]) -> None:
+    """A PR with no repository gains the one whose checkout its mentions resolve in."""
+    for pr in prs:
+        if pr.repo is None:
+            mentions = [m for item in pr.items for m in item.mentions]
+            if repo := choose_repository(mentions, resolvers):
+                pr.repo, pr.repo_basis = repo, "source"
 
 
 # --- files and symbols ------------------------------------------------------------------------
@@ -236,11 +255,18 @@ def _scope(repo: str | None) -> list[str]:
 
 
 def link(
-    items: Sequence[ExtractedEntry], digests: Sequence[Digest], options: LinkOptions | None = None
+    items: Sequence[ExtractedEntry],
+    digests: Sequence[Digest],
+    options: LinkOptions | None = None,
+    sources: Sequence[SourceIndex] = (),
 ) -> KnowledgeGraph:
+    """The linked graph; with `sources`, every file and symbol mention of a PR of those
+    repositories is also resolved against the checkout (see `kgraph.resolve`)."""
     options = options or LinkOptions()
     packages = _known_packages(items, options)
     prs = _group_pull_requests(items, packages)
+    resolvers = {index.repo: Resolver(index) for index in sources}
+    _infer_repo_from_source(prs, resolvers)
     _infer_repo_from_shared_code(prs)
     graph = KnowledgeGraph()
 
@@ -258,25 +284,35 @@ def link(
     paths_by_scope: dict[str | None, set[str]] = defaultdict(set)
     names_by_scope: dict[str | None, set[str]] = defaultdict(set)
     for pr in prs:
+        resolver = resolvers.get(pr.repo or "")
         for item in pr.items:
             for m in item.mentions:
-                if m.kind is Kind.FILE:
+                # With a checkout, only names it lacks are merged by their spelling.
+                if m.kind is Kind.FILE and not (resolver and resolver.file_candidates(m.key)):
                     paths_by_scope[pr.repo].add(m.key)
-                elif m.kind is Kind.SYMBOL:
+                elif m.kind is Kind.SYMBOL and not (resolver and resolver.symbol_candidates(m.key)):
                     names_by_scope[pr.repo].add(m.key)
     canonical_path = {scope: _canonical_paths(p) for scope, p in paths_by_scope.items()}
     canonical_name = {scope: _canonical_symbols(n) for scope, n in names_by_scope.items()}
 
     for pr in prs:
         _add_pull_request(
-            graph, pr, canonical_path.get(pr.repo, {}), canonical_name.get(pr.repo, {})
+            graph,
+            pr,
+            canonical_path.get(pr.repo, {}),
+            canonical_name.get(pr.repo, {}),
+            resolvers.get(pr.repo or ""),
         )
     _derive_shared_code(graph, options.share_limit)
     return graph
 
 
 def _add_pull_request(
-    graph: KnowledgeGraph, pr: PullRequest, paths: Mapping[str, str], names: Mapping[str, str]
+    graph: KnowledgeGraph,
+    pr: PullRequest,
+    paths: Mapping[str, str],
+    names: Mapping[str, str],
+    resolver: Resolver | None = None,
 ) -> None:
     first = pr.items[0].entry
     attrs: list[tuple[str, Value]] = [("title", first.title), ("repositoryBasis", pr.repo_basis)]
@@ -291,6 +327,7 @@ def _add_pull_request(
     if pr.repo:
         repo_id = graph.add(Node(node_id("repo", *pr.repo.split("/")), "Repository", pr.repo))
         graph.link(pr_id, "inRepository", repo_id)
+    resolved = resolver.resolve(m for i in pr.items for m in i.mentions) if resolver else {}
 
     for item in pr.items:
         entry = item.entry
@@ -308,16 +345,19 @@ def _add_pull_request(
         graph.link(eid, "partOf", digest_id(item.digest))
         graph.link(pr_id, "describedBy", eid)
         for m in item.mentions:
-            target = _entity_for(graph, pr, m, paths, names)
+            target = _entity_for(graph, pr, m, paths, names, resolved, resolver)
             if target is None:
                 continue
             relation = {Kind.FILE: "touchesFile", Kind.ISSUE: "references"}.get(
                 m.kind, "mentionsSymbol"
             )
             graph.link(pr_id, relation, target)
-            if m.kind is Kind.SYMBOL and m.detail.startswith("in:"):
-                file_mention = Mention(Kind.FILE, m.detail[3:], m.detail[3:], 0, 0)
-                defined_in = _entity_for(graph, pr, file_mention, paths, names)
+            found = resolved.get(m)
+            if m.detail.startswith("in:") and (
+                found is None or found.status is not Status.RESOLVED
+            ):
+                file_mention = home_mention(m.detail[3:])
+                defined_in = _entity_for(graph, pr, file_mention, paths, names, resolved, resolver)
                 if defined_in:
                     graph.link(target, "definedIn", defined_in)
             mention_id = f"{eid}/{m.field.value}-{m.start}-{m.end}".replace("entry/", "mention/", 1)
@@ -344,19 +384,32 @@ def _entity_for(
     m: Mention,
     paths: Mapping[str, str],
     names: Mapping[str, str],
+    resolved: Mapping[Mention, Resolution],
+    resolver: Resolver | None,
 ) -> str | None:
     scope = _scope(pr.repo)
     repo_id = node_id("repo", *pr.repo.split("/")) if pr.repo else None
+    found = resolved.get(m)
+    where = Scope(tuple(scope), repo_id, resolver) if found and resolver and repo_id else None
     if m.kind is Kind.FILE:
+        if found and where and found.status is Status.RESOLVED:
+            return file_node(graph, where, found.paths[0])
         path = paths.get(m.key, m.key)
         fid = graph.add(
             Node(node_id("file", *scope, *path.split("/")), "SourceFile", path, (("path", path),))
         )
         if repo_id:
             graph.link(fid, "inRepository", repo_id)
+        if found and where:
+            annotate(graph, fid, found, where)
         return fid
     if m.kind is Kind.SYMBOL:
-        return _add_symbol(graph, scope, names.get(m.key, m.key), repo_id)
+        if found and where and found.status is Status.RESOLVED:
+            return definition_node(graph, where, found.definitions[0])
+        sid = _add_symbol(graph, scope, names.get(m.key, m.key), repo_id)
+        if found and where:
+            annotate(graph, sid, found, where)
+        return sid
     if m.kind is Kind.EXTERNAL_SYMBOL:
         return graph.add(
             Node(
@@ -415,20 +468,29 @@ def _add_symbol(
 def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
     """`sharesCodeWith` between PRs that touch a file or mention a repository symbol in common.
 
+    A PR that names a symbol also touches the file the symbol is `definedIn`: three PRs that
+    name three functions of one file share that file. A name the source says is ambiguous
+    pairs no PRs (two reviews saying `forward` need not mean the same `forward`).
     Entities touched by more than `share_limit` PRs are hubs (every PR mentions `__init__`):
     they still link to all their PRs, but pairing all of them would add a quadratic number
     of edges that say nothing.
     """
+    homes: dict[str, set[str]] = defaultdict(set)
+    for edge in graph.edges:
+        if edge.relation == "definedIn":
+            homes[edge.source].add(edge.target)
     touched_by: dict[str, set[str]] = defaultdict(set)
     for edge in graph.edges:
         if edge.relation in ("touchesFile", "mentionsSymbol"):
             target = graph.nodes[edge.target]
             if target.get("isExternal") is not True:
                 touched_by[edge.target].add(edge.source)
+                for home in homes.get(edge.target, ()):
+                    touched_by[home].add(edge.source)
     for entity, prs in touched_by.items():
         node = graph.nodes[entity]
         graph.add(Node(entity, node.kind, node.label, (("prCount", len(prs)),)))
-        if 2 <= len(prs) <= share_limit:
+        if 2 <= len(prs) <= share_limit and node.get("resolution") != Status.AMBIGUOUS.value:
             ordered = sorted(prs)
             for i, a in enumerate(ordered):
                 for b in ordered[i + 1 :]:
