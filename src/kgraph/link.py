@@ -24,12 +24,11 @@ from kgraph.resolve import (
     Resolver,
     Scope,
     Status,
-    annotate,
     choose_repository,
-    definition_node,
     distinctive,
-    file_node,
     home_mention,
+    mentioned_file,
+    mentioned_symbol,
 )
 from kgraph.source.index import SourceIndex
 
@@ -390,26 +389,21 @@ def _entity_for(
     scope = _scope(pr.repo)
     repo_id = node_id("repo", *pr.repo.split("/")) if pr.repo else None
     found = resolved.get(m)
-    where = Scope(tuple(scope), repo_id, resolver) if found and resolver and repo_id else None
+    if found and resolver and repo_id and m.kind in (Kind.FILE, Kind.SYMBOL):
+        where = Scope(tuple(scope), repo_id, resolver)
+        if m.kind is Kind.FILE:
+            return mentioned_file(graph, where, paths.get(m.key, m.key), found)
+        return mentioned_symbol(graph, where, names.get(m.key, m.key), found)
     if m.kind is Kind.FILE:
-        if found and where and found.status is Status.RESOLVED:
-            return file_node(graph, where, found.paths[0])
         path = paths.get(m.key, m.key)
         fid = graph.add(
             Node(node_id("file", *scope, *path.split("/")), "SourceFile", path, (("path", path),))
         )
         if repo_id:
             graph.link(fid, "inRepository", repo_id)
-        if found and where:
-            annotate(graph, fid, found, where)
         return fid
     if m.kind is Kind.SYMBOL:
-        if found and where and found.status is Status.RESOLVED:
-            return definition_node(graph, where, found.definitions[0])
-        sid = _add_symbol(graph, scope, names.get(m.key, m.key), repo_id)
-        if found and where:
-            annotate(graph, sid, found, where)
-        return sid
+        return _add_symbol(graph, scope, names.get(m.key, m.key), repo_id)
     if m.kind is Kind.EXTERNAL_SYMBOL:
         return graph.add(
             Node(

@@ -128,7 +128,7 @@ class Resolver:
             for d in every
             if d.qualname == key
             or d.qualname.endswith("." + key)
-            or f"{module_name(d.path)}.{d.qualname}".endswith(key)
+            or f".{module_name(d.path)}.{d.qualname}".endswith("." + key)
         ]
         if direct:
             return direct
@@ -306,6 +306,11 @@ class Resolver:
         heads = [g.head for g in groups]
         return _outcome(sorted({d.path for d in heads}), heads, 0)
 
+    def alone(self, key: str) -> Resolution:
+        """A symbol resolved without any context (the class of a `Class.name` mention)."""
+        mention = Mention(Kind.SYMBOL, key, key, 0, 0)
+        return self.resolve([mention])[mention]
+
     # --- links -------------------------------------------------------------------------------
 
     def url(self, path: str, line: int | None = None) -> str | None:
@@ -423,6 +428,60 @@ class Scope:
     resolver: Resolver
 
 
+def mentioned_file(graph: KnowledgeGraph, scope: Scope, key: str, found: Resolution) -> str:
+    """The node a file mention denotes: the file itself when resolved, else the name as
+    written (`scheduler.py`), marked ambiguous (with its candidates) or missing."""
+    if found.status is Status.RESOLVED:
+        return file_node(graph, scope, found.paths[0])
+    attrs = _outcome_attrs(found)
+    fid = graph.add(
+        Node(
+            node_id("file", *scope.segments, *key.split("/")),
+            "SourceFile",
+            key,
+            (("path", key), *attrs),
+        )
+    )
+    graph.link(fid, "inRepository", scope.repo_id)
+    for path in found.paths if found.status is Status.AMBIGUOUS else ():
+        graph.link(fid, "candidate", file_node(graph, scope, path))
+    return fid
+
+
+def mentioned_symbol(graph: KnowledgeGraph, scope: Scope, key: str, found: Resolution) -> str:
+    """The node a symbol mention denotes: its definition when resolved, else the name as
+    written, marked ambiguous (with its candidates, and the one file they all live in, if
+    one) or missing. `Class.name` is a member of `Class`, itself resolved."""
+    if found.status is Status.RESOLVED:
+        return definition_node(graph, scope, found.definitions[0])
+    name = key.rsplit(".", 1)[-1]
+    sid = graph.add(
+        Node(
+            node_id("symbol", *scope.segments, key),
+            "CodeSymbol",
+            key,
+            (("name", name), ("qualifiedName", key), ("isExternal", False), *_outcome_attrs(found)),
+        )
+    )
+    graph.link(sid, "inRepository", scope.repo_id)
+    for definition in found.definitions if found.status is Status.AMBIGUOUS else ():
+        graph.link(sid, "candidate", definition_node(graph, scope, definition))
+    if found.home:
+        graph.link(sid, "definedIn", file_node(graph, scope, found.home))
+    owner = key.rsplit(".", 1)[0] if "." in key else ""
+    if owner and owner.rsplit(".", 1)[-1][:1].isupper():
+        graph.link(
+            sid, "memberOf", mentioned_symbol(graph, scope, owner, scope.resolver.alone(owner))
+        )
+    return sid
+
+
+def _outcome_attrs(found: Resolution) -> tuple[tuple[str, Value], ...]:
+    if found.status is Status.AMBIGUOUS:
+        return (("resolution", found.status.value), ("candidateCount", found.total))
+    return (("resolution", found.status.value),)
+
+
 def file_node(graph: KnowledgeGraph, scope: Scope, path: str) -> str:
     """The node of a file that exists in the checkout, linked to its source."""
     attrs: list[tuple[str, Value]] = [("path", path), ("resolution", Status.RESOLVED.value)]
@@ -473,23 +532,3 @@ def definition_node(graph: KnowledgeGraph, scope: Scope, definition: Definition)
     if owner is not None and d.kind is not DefKind.PARAMETER:
         graph.link(sid, "memberOf", definition_node(graph, scope, owner))
     return sid
-
-
-def annotate(graph: KnowledgeGraph, node: str, resolution: Resolution, scope: Scope) -> None:
-    """Record on a written name's node that it is ambiguous (with its candidates) or
-    missing. An ambiguous symbol whose candidates all live in one file is defined there."""
-    current = graph.nodes[node]
-    attrs: list[tuple[str, Value]] = [("resolution", resolution.status.value)]
-    if resolution.status is Status.AMBIGUOUS:
-        attrs.append(("candidateCount", resolution.total))
-    graph.add(Node(node, current.kind, current.label, tuple(attrs)))
-    if resolution.status is not Status.AMBIGUOUS:
-        return
-    if current.kind == "SourceFile":
-        for path in resolution.paths:
-            graph.link(node, "candidate", file_node(graph, scope, path))
-        return
-    for definition in resolution.definitions:
-        graph.link(node, "candidate", definition_node(graph, scope, definition))
-    if resolution.home:
-        graph.link(node, "definedIn", file_node(graph, scope, resolution.home))

@@ -169,7 +169,10 @@ def _python_facts(path: str, text: str) -> FileFacts:
         # Python 2 files, templates, syntax from a newer Python: fall back to reading lines.
         return FileFacts(tuple(_dedupe(_keyword_definitions(path, text))))
     collector = _PythonCollector(path)
-    collector.module(tree)
+    try:
+        collector.module(tree)
+    except RecursionError:  # blocks nested deeper than any reader writes
+        return FileFacts(tuple(_dedupe(_keyword_definitions(path, text))))
     return FileFacts(tuple(_dedupe(iter(collector.found))), tuple(sorted(collector.imports)))
 
 
