@@ -109,7 +109,12 @@ __global__ void fused_kernel(float* out,
                              const float* in) {
   out[0] = in[0];
 }
+
+void Launcher::launch(int n) {
+  grid = n;
+}
 """,
+    "pkg/broken.py": "def half_written(:\n    pass\n\n\ndef recovered_name():\n    return 2\n",
     "ci/pipeline.yaml": """steps:
   - label: unit tests
     source_file_dependencies:
@@ -166,7 +171,8 @@ Skim. Only `touch` is renamed.
 Kernel launch fix
 
 Skim. `fused_kernel` takes a `Launcher`; `declared_only` is gone;
-CI reads `source_file_dependencies`; the new `_brand_new_helper` helps.
+CI reads `source_file_dependencies`; the new `_brand_new_helper` helps;
+`Launcher.launch` sets the grid, and `recovered_name` survives a syntax error.
 
 Rename follow-up
 
@@ -334,6 +340,8 @@ def test_source_symbol_resolves_to_its_definition_at_the_pinned_commit(pinned, c
          "tests/test_scheduler.py", "def test_window_chunks"),
         ("Kernel launch fix", "fused_kernel", "csrc/kernels.cu", "void fused_kernel("),
         ("Kernel launch fix", "Launcher", "csrc/kernels.cu", "struct Launcher"),
+        ("Kernel launch fix", "Launcher.launch", "csrc/kernels.cu", "void Launcher::launch"),
+        ("Kernel launch fix", "recovered_name", "pkg/broken.py", "def recovered_name"),
         ("Kernel launch fix", "source_file_dependencies", "ci/pipeline.yaml",
          "source_file_dependencies:"),  # a YAML key
         ("Rename follow-up", "legacy_helper", "pkg/old_name.py", "def legacy_helper"),

@@ -352,9 +352,9 @@ def _add_pull_request(
             )
             graph.link(pr_id, relation, target)
             found = resolved.get(m)
-            if m.detail.startswith("in:") and (
-                found is None or found.status is not Status.RESOLVED
-            ):
+            # "`lru.py` 的 `evict()`" says where a name is; with a checkout, only for a name
+            # it lacks (an ambiguous one carries its candidates instead).
+            if m.detail.startswith("in:") and (found is None or found.status is Status.MISSING):
                 file_mention = home_mention(m.detail[3:])
                 defined_in = _entity_for(graph, pr, file_mention, paths, names, resolved, resolver)
                 if defined_in:

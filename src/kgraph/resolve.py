@@ -2,19 +2,23 @@
 
 A review writes `scheduler.py`, `touch` or `MambaManager.get_num_blocks_to_allocate`; the
 checkout has five `scheduler.py` files and eleven `touch` methods. Each mention is matched
-against the `SourceIndex` and, when several candidates remain, the rest of the PR's
-review decides; each rule in turn keeps the candidates that meet it, when any do:
+against the `SourceIndex` (a qualifier narrows first: `Class.method`, an inherited member,
+`module.func`), and when several candidates remain the rest of the PR's review decides;
+each rule in turn keeps the candidates that meet it, when any do:
 
-- an explicit home: "`policies/lru.py` 的 `evict()`" keeps the `evict` of that file;
-- a call (`flush()`) means a function, method or class, not a parameter;
+- where the review puts it: "`policies/lru.py` 的 `evict()`" keeps the `evict` of that file;
+  a call (`flush()`) keeps functions, methods and classes;
 - a method and its overrides are one API (`CachePolicy.touch` and the `touch` of each
   policy subclass): the family is one candidate, named by its base definition;
-- context: a candidate whose class the review names (`flush()` next to
-  `AsyncLookupManager`); in a file the review names or that another mention resolves to;
-  under a folder the review names (`vllm/v1/core/sched/`); for a file, one that defines a
-  name the review uses or imports a module it names; in the folder of a resolved file;
-- strength: a `def`, `class`, field or constant before an attribute or a YAML key, before
-  a parameter or a local.
+- context: a member of a class or function the review names (`flush()` next to
+  `AsyncLookupManager`); in a file the review names or another mention resolves to, the
+  most pointed-to first; under a folder the review names (`vllm/v1/core/sched/`); in the
+  folder of a resolved file; for a file, one that defines a name the review uses or imports
+  a module it names (or is imported by a file it names);
+- strength: a `def` or `class`, then a field or constant, then an attribute, YAML key or
+  macro, then a parameter or local;
+- code before tests; the language of the resolved files (else the checkout's main one);
+  the repository's own package (`vllm/…`) before vendored copies.
 
 One candidate left: "resolved". Several: "ambiguous", with the candidates. None:
 "missing" (the review names what the code does not have, e.g. code the PR adds). Nothing
