@@ -453,6 +453,9 @@ def test_source_pinned_and_head_builds_differ_as_the_history_does(checkout, tmp_
 def test_source_plain_folder_reads_the_files_on_disk_without_links(checkout, tmp_path) -> None:
     folder = tmp_path / "copy"
     shutil.copytree(checkout["root"], folder, ignore=shutil.ignore_patterns(".git"))
+    _write(
+        folder, {".venv/pyvenv.cfg": "home = /usr\n", ".venv/lib/site.py": "def x():\n    pass\n"}
+    )
     out = tmp_path / "out"
     code, stdout, stderr = build([str(checkout["digests"])], out, "--source", f"{REPO}={folder}")
     assert code == 0, stderr
@@ -462,6 +465,9 @@ def test_source_plain_folder_reads_the_files_on_disk_without_links(checkout, tmp
     assert dirty["resolution"] == "resolved" and "sourceUrl" not in dirty
     assert graph.one(dirty, "definedIn")["path"] == "pkg/util/cache.py"
     assert not any("sourceUrl" in n for n in graph.nodes.values())
+    (cache,) = (out / ".kgraph").glob("source-acme-widget-folder-*.json")
+    listed = json.loads(cache.read_text("utf-8"))["files"]
+    assert "pkg/util/cache.py" in listed and ".venv/lib/site.py" not in listed
 
 
 def test_source_index_is_cached_by_commit_and_not_rebuilt(checkout, pinned, tmp_path) -> None:

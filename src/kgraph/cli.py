@@ -76,7 +76,8 @@ def cli() -> None:
     metavar="OWNER/REPO=PATH[@REV]",
     callback=lambda _ctx, _param, values: _source_specs(values),
     help="Resolve the files and symbols named in that repository's PRs against this checkout "
-    "(a git repository, read at REV or HEAD, or a plain folder). Repeatable.",
+    "(a git repository, read at REV or HEAD, or a plain folder). Repeatable. The index is "
+    "cached by commit in OUTPUT/.kgraph/.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems.")

@@ -148,11 +148,25 @@ def _cat_files(git_dir: Path, commit: str, paths: list[str]) -> Iterator[tuple[s
         process.stdin.close()
 
 
+NOT_SOURCE = frozenset(
+    {".git", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+     ".ruff_cache"}
+)  # fmt: skip
+
+
 def _folder_stats(root: Path) -> Iterator[tuple[str, int, int]]:
-    """(relative path, size, mtime) of every regular file under `root`, skipping `.git`."""
+    """(relative path, size, mtime) of every regular file under `root`.
+
+    Skips what git would not track either: `.git`, caches, `node_modules` and virtual
+    environments (a folder with a `pyvenv.cfg`), whose code is not the repository's.
+    """
     root_text = str(root)
     for folder, dirs, files in os.walk(root_text):
-        dirs[:] = sorted(d for d in dirs if d != ".git")
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in NOT_SOURCE and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
+        )
         for name in files:
             full = os.path.join(folder, name)
             try:
