@@ -220,7 +220,10 @@ class _PythonCollector:
         qualname = prefix + node.name
         self.add(qualname, node.lineno, kind)  # the `def` line, not a decorator's
         arguments = [*node.args.posonlyargs, *node.args.args]
-        receiver = arguments[0].arg if kind is DefKind.METHOD and arguments else None
+        static = any(
+            isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
+        )
+        receiver = arguments[0].arg if kind is DefKind.METHOD and arguments and not static else None
         every = [*arguments, *node.args.kwonlyargs, node.args.vararg, node.args.kwarg]
         for arg in every:
             if arg is not None and arg.arg != receiver:
