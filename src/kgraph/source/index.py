@@ -29,7 +29,7 @@ from kgraph.source.definitions import (
     language,
 )
 
-INDEX_VERSION = 2  # bump when definitions are found or stored differently: caches rebuild
+INDEX_VERSION = 3  # bump when definitions are found or stored differently: caches rebuild
 
 # A packed definition is "FILE,LINE,KIND,QUALNAME" (FILE an index into `files`); a name's
 # definitions are joined by ";". Neither separator occurs in a qualified name.
