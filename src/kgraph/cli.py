@@ -19,6 +19,7 @@ from kgraph.export.subgraph import FocusError
 from kgraph.ingest import FORMATS
 from kgraph.link import LinkOptions
 from kgraph.pipeline import BuildOptions, run
+from kgraph.source import SourceError, SourceSpec
 from kgraph.vocab import DEFAULT_BASE
 
 EXIT_OK, EXIT_UNTRUSTED, EXIT_USAGE = 0, 1, 2
@@ -92,6 +93,16 @@ def cli() -> None:
     show_default=True,
     help="Draw at most this many nodes in graph.html, shared code first; 0 draws all.",
 )
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    metavar="OWNER/REPO=PATH[@REV]",
+    callback=lambda _ctx, _param, values: _source_specs(values),
+    help="Resolve the files and symbols named in that repository's PRs against this checkout "
+    "(a git repository, read at REV or HEAD, or a plain folder). Repeatable. The index is "
+    "cached by commit in OUTPUT/.kgraph/.",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems.")
 def build(
@@ -104,6 +115,7 @@ def build(
     catalogs: tuple[Path, ...],
     topic_tables: tuple[Path, ...],
     html_max_nodes: int,
+    sources: tuple[SourceSpec, ...],
     strict: bool,
     quiet: bool,
 ) -> None:
@@ -126,9 +138,12 @@ def build(
         link=LinkOptions(share_limit=share_limit, knowledge=knowledge),
         exporters=exporters,
         export_options={"html_max_nodes": html_max_nodes},
+        sources=sources,
     )
     try:
         result = run(list(inputs), out_dir, options)
+    except SourceError as error:
+        raise click.BadParameter(str(error), param_hint="--source") from error
     except KeyboardInterrupt:
         click.echo("kgraph: interrupted; previous outputs left as they were", err=True)
         sys.exit(130)
@@ -231,3 +246,18 @@ def html(
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)[:80] or "focus"
+
+
+def _source_specs(values: tuple[str, ...]) -> tuple[SourceSpec, ...]:
+    specs: list[SourceSpec] = []
+    for value in values:
+        try:
+            spec = SourceSpec.parse(value)
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--source") from error
+        if not spec.path.is_dir():
+            raise click.BadParameter(f"{spec.path}: no such folder", param_hint="--source")
+        if any(s.repo == spec.repo for s in specs):
+            raise click.BadParameter(f"{spec.repo} is given twice", param_hint="--source")
+        specs.append(spec)
+    return tuple(specs)

@@ -17,6 +17,7 @@ from kgraph.graph import KnowledgeGraph
 from kgraph.ingest import read_inputs
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
+from kgraph.source import LoadedSource, SourceIndex, SourceSpec, load_source
 from kgraph.vocab import DEFAULT_BASE
 
 
@@ -27,6 +28,7 @@ class BuildOptions:
     link: LinkOptions = field(default_factory=LinkOptions)
     exporters: Sequence[Exporter] = EXPORTERS
     export_options: Mapping[str, object] = field(default_factory=dict)  # e.g. html_max_nodes
+    sources: Sequence[SourceSpec] = ()  # checkouts to resolve mentions against
 
 
 @dataclass(slots=True)
@@ -38,6 +40,7 @@ class BuildResult:
     problems: list[Problem]
     outputs: list[Path]
     seconds: float
+    sources: list[LoadedSource] = field(default_factory=list)
 
     @property
     def entries_in_graph(self) -> int:
@@ -62,11 +65,24 @@ class BuildResult:
             f"{c.get('PullRequest', 0)} PRs, {c.get('SourceFile', 0)} files, "
             f"{c.get('CodeSymbol', 0)} symbols, {c.get('Issue', 0)} issues, {edges} edges"
             f" in {self.seconds:.2f}s"
+            + "".join(f"; {s.summary()}" for s in self.sources)
+            + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
         )
 
 
+def _resolution_counts(graph: KnowledgeGraph) -> str:
+    """How the files and symbols the reviews name fared against the sources."""
+    named = {e.target for e in graph.edges if e.relation in ("touchesFile", "mentionsSymbol")}
+    counts = {"resolved": 0, "ambiguous": 0, "missing": 0}
+    for node in named:
+        status = graph.nodes[node].get("resolution")
+        if isinstance(status, str):
+            counts[status] += 1
+    return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
 def build_graph(
-    inputs: Sequence[str], options: BuildOptions
+    inputs: Sequence[str], options: BuildOptions, sources: Sequence[SourceIndex] = ()
 ) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem]]:
     digests: list[Digest] = []
     items: list[ExtractedEntry] = []
@@ -96,16 +112,23 @@ def build_graph(
             ExtractedEntry(e, result.digest, extract(e, EXTRACTORS, options.link.knowledge))
             for e in result.entries
         )
-    graph = link(items, digests, options.link)
+    graph = link(items, digests, options.link, sources)
     return graph, digests, read, skipped, problems
 
 
 def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = None) -> BuildResult:
+    """Build and write the graph; source indexes are cached in `out_dir/.kgraph/`.
+
+    Raises `kgraph.source.SourceError` when a `--source` cannot be read.
+    """
     options = options or BuildOptions()
     started = time.perf_counter()
-    graph, digests, read, skipped, problems = build_graph(inputs, options)
+    loaded = [load_source(spec, out_dir) for spec in options.sources]
+    graph, digests, read, skipped, problems = build_graph(
+        inputs, options, [s.index for s in loaded]
+    )
     export = ExportInput(graph, options.base, dict(options.export_options))
     outputs = export_all(export, out_dir, options.exporters)
     return BuildResult(
-        graph, digests, read, skipped, problems, outputs, time.perf_counter() - started
+        graph, digests, read, skipped, problems, outputs, time.perf_counter() - started, loaded
     )
