@@ -88,7 +88,8 @@ def parse(text: str, name: str, source: str) -> NamedQuery:
                 break
             continue
         body = stripped[1:].strip()
-        if body.startswith("@param"):
+        tag = body.split()[0] if body.startswith("@") else ""
+        if tag == "@param":
             fields = body.split(None, 3)
             if len(fields) < 3 or fields[2] not in PARAM_TYPES:
                 raise QueryError(
@@ -96,10 +97,10 @@ def parse(text: str, name: str, source: str) -> NamedQuery:
                     f"one of {', '.join(PARAM_TYPES)}"
                 )
             params.append(Param(fields[1], fields[2], fields[3] if len(fields) > 3 else ""))
-        elif body.startswith("@one-of"):
+        elif tag == "@one-of":
             one_of = tuple(body.split()[1:])
-        elif body.startswith("@"):
-            raise QueryError(f"{source}:{number}: unknown header tag {body.split()[0]}")
+        elif tag:
+            raise QueryError(f"{source}:{number}: unknown header tag {tag}")
         else:
             description.append(body)
     names = [p.name for p in params]
@@ -239,25 +240,31 @@ def check_syntax(text: str, source: str) -> str:
 
 
 _POSITION = re.compile(r"^error at (\d+):(\d+): ?(.*)$", re.S)
-_CHAR_CLASS = re.compile(r",?\s*\[[^\]]*\](?:\s*\|[^,\]]*)?", re.S)
+MAX_EXPECTED = 12  # tokens listed in "expected one of …"
 
 
 def syntax_message(message: str, text: str, source: str) -> str:
+    """`SOURCE:LINE:COLUMN: syntax error: …`, the line, and a caret under the column.
+
+    The position is where pyoxigraph's parser gave up, which can be just after the mistake.
+    """
     match = _POSITION.match(message)
     if not match:
         return f"{source}: syntax error: {message}"
-    line, column, detail = int(match.group(1)), int(match.group(2)), match.group(3)
-    prefix = re.search(r"Prefix not found", detail)
+    line, column = int(match.group(1)), int(match.group(2))
     lines = text.splitlines() or [""]
-    line = min(max(line, 1), len(lines))
-    code = lines[line - 1]
-    if prefix:
+    while len(lines) > 1 and not lines[-1].strip():
+        lines.pop()
+    if line > len(lines):  # the parser reached the end of the text
+        line, column = len(lines), len(lines[-1]) + 1
+        detail = "the query ends too early; " + _expected(match.group(3))
+    else:
+        detail = _expected(match.group(3))
+    code = lines[max(line, 1) - 1]
+    if "Prefix not found" in detail:
         names = re.findall(r"([A-Za-z][\w.-]*)?:", code[: max(column - 1, 0)])
         undeclared = names[-1] if names else ""
         detail = f"undeclared prefix '{undeclared}:' (add PREFIX {undeclared}: <…>)"
-    else:
-        # pyoxigraph lists the character classes it expected: keep the words, drop the ranges.
-        detail = " ".join(_CHAR_CLASS.sub("", detail).split()).rstrip(",") or "unexpected text"
     column = min(max(column, 1), len(code) + 1)
     caret = " " * (column - 1) + "^"
     return f"{source}:{line}:{column}: syntax error: {detail}\n  {code}\n  {caret}"
@@ -277,3 +284,44 @@ def run_local(out_dir: Path, text: str, source: str, cache: bool = True) -> Loca
         return LocalAnswer(from_pyoxigraph(opened.store.query(text)), opened.how)
     except (OSError, RuntimeError, ValueError) as error:
         raise EvaluationError(f"{source}: the query failed: {error}") from None
+
+
+def _expected(detail: str) -> str:
+    """pyoxigraph's "expected one of A, B, ['0'..='9']" without the character classes."""
+    match = re.match(r"expected (?:one of )?(.*)$", detail, re.S)
+    if not match:
+        return detail
+    items = _items(match.group(1))
+    sentences = [i for i in items if " " in i and i[0] not in "\"'["]
+    if sentences:  # a semantic check, not a token list
+        return "; ".join(sentences)
+    tokens = [i for i in items if not i.startswith("[")]
+    if not tokens:
+        return "unexpected character"
+    shown = tokens[:MAX_EXPECTED] + (["…"] if len(tokens) > MAX_EXPECTED else [])
+    return "expected " + ("one of " if len(tokens) > 1 else "") + ", ".join(shown)
+
+
+def _items(listing: str) -> list[str]:
+    """Split a comma-separated list whose items may be "quoted" or [bracketed]."""
+    items, current, depth, quote, escaped = [], [], 0, "", False
+    for char in listing:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    items.append("".join(current).strip())
+    return [i for i in items if i]
