@@ -241,7 +241,14 @@ def query_command(
                 _server(user, password_env, timeout), endpoint, text, graphs, chosen.source
             )
         else:
-            answer = queries.run_local(paths[0], text, chosen.source, cache=not no_cache).answer
+            local = queries.run_local(paths[0], text, chosen.source, cache=not no_cache)
+            if local.how == "memory" and not no_cache:
+                click.echo(
+                    f"kgraph: cannot keep a store in {paths[0]}; the graph was loaded into "
+                    "memory for this query only",
+                    err=True,
+                )
+            answer = local.answer
         click.echo(results.render(answer, output_format), nl=False)
     except (queries.QueryError, GraphNotFound, results.FormatError) as error:
         _fail(str(error), EXIT_USAGE)

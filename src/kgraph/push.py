@@ -11,10 +11,11 @@ chunk, a COUNT query on the SPARQL endpoint must find every triple we sent.
 
 With `per_digest`, every digest's facts go to a named graph of their own (named by the
 digest's IRI), so a store can drop or replace one day's facts: a digest owns its Digest,
-Entry and Mention nodes, the PRs its entries describe, and what those point at (files,
-symbols, patterns…). A fact two digests support is in both graphs; one that joins two
-digests (`kg:sharesCodeWith` across days) is in both; facts no digest supports (a
-pattern catalog nobody applied) go to the main graph.
+Entry and Mention nodes, the PRs its entries describe, what its mentions name, and what
+those point at (a method's class, a PR's repository, a decision…). A fact two digests
+support is in both graphs; one that joins two digests (`kg:sharesCodeWith` across days)
+is in both; facts no digest supports (a pattern catalog nobody applied) go to the main
+graph. Corpus-wide numbers (`kg:prCount`) are as of the build that was pushed.
 """
 
 from __future__ import annotations
@@ -101,19 +102,28 @@ def partition(triples: Iterable[ox.Triple], main_graph: str) -> dict[str, list[o
             if t.predicate.value == KG + predicate and isinstance(t.object, ox.NamedNode):
                 provenance[_key(t.subject)] |= provenance[t.object.value]
     fixed = {node for node, digests in provenance.items() if digests}
+    prs = {_key(t.subject) for t in triples if t.predicate.value == KG + "describedBy"}
+    # What a mention names is known from the digests of its mentions: finer than its PR's
+    # digests (a PR described on two days may name a symbol on one of them only).
+    evidenced: set[str] = set()
+    for t in triples:
+        if t.predicate.value == KG + "denotes" and _key(t.object) not in fixed:
+            provenance[_key(t.object)] |= provenance[_key(t.subject)]
+            evidenced.add(_key(t.object))
     # Everything else is known through the nodes that point at it, transitively.
     edges: dict[str, set[str]] = defaultdict(set)
     for t in triples:
         if isinstance(t.object, ox.NamedNode | ox.BlankNode) and t.predicate.value != RDF_TYPE:
             edges[_key(t.subject)].add(_key(t.object))
-    pending = list(fixed)
+    pending = list(fixed | evidenced)
     while pending:
         node = pending.pop()
         for target in edges.get(node, ()):
-            if target in fixed or provenance[node] <= provenance[target]:
+            if target in fixed or (target in evidenced and node in prs):
                 continue
-            provenance[target] |= provenance[node]
-            pending.append(target)
+            if not provenance[node] <= provenance[target]:
+                provenance[target] |= provenance[node]
+                pending.append(target)
     graphs: dict[str, list[ox.Triple]] = defaultdict(list)
     for t in triples:
         own = provenance.get(_key(t.subject), set())
@@ -130,14 +140,20 @@ def _key(term: object) -> str:
     return term.value if isinstance(term, ox.NamedNode) else str(term)
 
 
-def chunks(triples: list[ox.Triple], size: int) -> list[bytes]:
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    data: bytes  # N-Triples
+    blank: bool  # holds blank nodes (then it is the last chunk, and holds all of them)
+
+
+def chunks(triples: list[ox.Triple], size: int) -> list[Chunk]:
     """N-Triples bodies of at most `size` triples; blank-node triples all in the last one."""
     ground = [t for t in triples if not _has_blank(t)]
     blank = [t for t in triples if _has_blank(t)]
-    groups = [ground[i : i + size] for i in range(0, len(ground), size)]
+    out = [Chunk(_ntriples(ground[i : i + size]), False) for i in range(0, len(ground), size)]
     if blank:
-        groups.append(blank)
-    return [_ntriples(group) for group in groups] or [b""]
+        out.append(Chunk(_ntriples(blank), True))
+    return out or [Chunk(b"", False)]
 
 
 def _has_blank(t: ox.Triple) -> bool:
@@ -170,11 +186,11 @@ def push(
     protocol = "graph-store" if target.store and options.protocol != "update" else "update"
     for iri, members in graphs.items():
         bodies = chunks(members, options.chunk_size)
-        for index, body in enumerate(bodies):
+        for index, chunk in enumerate(bodies):
             replace = options.replace and index == 0
             if protocol == "graph-store":
                 try:
-                    _graph_store(server, target, iri, body, replace)
+                    _graph_store(server, target, iri, chunk, replace)
                 except RemoteError as error:
                     first = report.requests == 0 and options.protocol == "auto"
                     if not (first and error.status in NOT_GRAPH_STORE):
@@ -185,7 +201,7 @@ def push(
                     )
                     protocol = "update"
             if protocol == "update":
-                _update(server, target, iri, body, replace)
+                _update(server, target, iri, chunk, replace)
             report.requests += 1
         progress(f"sent {len(members)} triples to <{iri}> in {len(bodies)} request(s)")
     report.protocol = protocol
@@ -215,20 +231,26 @@ def _with_graph(url: str, iri: str) -> str:
     return url + ("&" if "?" in url else "?") + urllib.parse.urlencode({"graph": iri})
 
 
-def _graph_store(server: Server, target: Target, iri: str, body: bytes, replace: bool) -> None:
+def _graph_store(server: Server, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
     assert target.store is not None
     request(
         server,
         "PUT" if replace else "POST",
         _with_graph(target.store, iri),
-        body,
+        chunk.data,
         {"Content-Type": "application/n-triples"},
     )
 
 
-def _update(server: Server, target: Target, iri: str, body: bytes, replace: bool) -> None:
+def _update(server: Server, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
     graph = str(ox.NamedNode(iri))
-    text = f"INSERT DATA {{ GRAPH {graph} {{\n{body.decode('utf-8')}}} }}"
+    data = chunk.data.decode("utf-8")
+    # Virtuoso refuses blank nodes in INSERT DATA; a template with an empty WHERE makes
+    # the same fresh nodes everywhere (one solution, one set of blank nodes).
+    if chunk.blank:
+        text = f"INSERT {{ GRAPH {graph} {{\n{data}}} }} WHERE {{}}"
+    else:
+        text = f"INSERT DATA {{ GRAPH {graph} {{\n{data}}} }}"
     if replace:
         text = f"DROP SILENT GRAPH {graph} ;\n{text}"
     request(

@@ -304,7 +304,9 @@ def _expected(detail: str) -> str:
 
 def _items(listing: str) -> list[str]:
     """Split a comma-separated list whose items may be "quoted" or [bracketed]."""
-    items, current, depth, quote, escaped = [], [], 0, "", False
+    items: list[str] = []
+    current: list[str] = []
+    depth, quote, escaped = 0, "", False
     for char in listing:
         if escaped:
             escaped = False

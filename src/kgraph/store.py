@@ -85,7 +85,7 @@ def open_graph(out_dir: Path, cache: bool = True) -> OpenedGraph:
             return OpenedGraph(store, source, "cached")
     try:
         _rebuild(store_dir, source, rdf_format)
-    except PermissionError:
+    except OSError:  # a folder we may not write to, a full disk: answer all the same
         return OpenedGraph(_in_memory(source, rdf_format), source, "memory")
     store = _open_read_only(store_dir)
     if store is None:  # another process replaced it between our rename and our open
@@ -110,7 +110,7 @@ def _load(store: ox.Store, source: Path, rdf_format: ox.RdfFormat) -> None:
 def _open_read_only(store_dir: Path) -> ox.Store | None:
     try:
         return ox.Store.read_only(str(store_dir))
-    except OSError:
+    except (OSError, RuntimeError):  # missing, or corrupt ("Corruption: …" from RocksDB)
         return None
 
 
