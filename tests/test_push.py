@@ -32,7 +32,7 @@ DIGESTS = [
 ]
 SEED_CASES = [
     ("who-touches", {"symbol": "_sliding_window_lookup"}),
-    ("who-touches", {"symbol": "_is_current()"}),
+    ("who-touches", {"symbol": "MambaManager.get_num_blocks_to_allocate"}),
     ("who-touches", {"file": "lru.py"}),
     ("hotspots", {}),
     ("shared-code", {}),

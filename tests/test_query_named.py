@@ -60,7 +60,7 @@ EXPECTED: list[tuple[str, dict[str, str], list[tuple[str | None, ...]]]] = [
     ),
     (
         "who-touches",
-        {"symbol": "evict()"},
+        {"symbol": "evict"},
         [
             ("LRUPolicy.evict", B, "102", "day2.txt", "5"),
             ("LRUPolicy.evict", C, None, "tags.txt", "3"),
@@ -83,6 +83,7 @@ EXPECTED: list[tuple[str, dict[str, str], list[tuple[str | None, ...]]]] = [
         ],
     ),
     ("who-touches", {"file": "olicies/lru.py"}, []),  # whole segments only
+    ("who-touches", {"symbol": "LRUPolicy"}, [("LRUPolicy", B, "102", "day2.txt", "5")]),
     (
         "pr",
         {"number": "#102"},

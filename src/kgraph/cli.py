@@ -184,7 +184,9 @@ def _with_auth(command: Callable[..., None]) -> Callable[..., None]:
 )
 @click.option("--list", "list_queries", is_flag=True, help="List the named queries and exit.")
 @click.option("--show", is_flag=True, help="Print the query with its parameters filled in.")
-@click.option("--endpoint", help="Ask this SPARQL endpoint instead of OUTPUT_DIR's graph.")
+@click.option(
+    "--endpoint", metavar="URL", help="Ask this SPARQL endpoint instead of OUTPUT_DIR's graph."
+)
 @click.option(
     "--graph",
     "graphs",
@@ -214,9 +216,11 @@ def query_command(
     kgraph query OUTPUT_DIR QUERY.rq
     kgraph query OUTPUT_DIR --name who-touches --param symbol=_is_current
     kgraph query --endpoint URL --name hotspots
+    kgraph query --list
 
     The first query of a build loads its graph into OUTPUT_DIR/.kgraph-store; later
     queries reuse it until the graph changes. SELECT, ASK and CONSTRUCT all work.
+    Exit codes: 0 answered; 1 the query or the server failed; 2 usage or syntax error.
     """
     if list_queries:
         click.echo(_listing(), nl=False)
@@ -277,15 +281,22 @@ def _listing() -> str:
 @click.option(
     "--endpoint",
     required=True,
-    help="The store's SPARQL endpoint: the triple count is checked there, and writes go "
-    "there too unless --store or --update say otherwise.",
+    metavar="URL",
+    help="The store's SPARQL endpoint: the triple count is checked there, and SPARQL "
+    "Update goes there unless --update says otherwise.",
 )
-@click.option("--store", "store_url", help="The store's Graph Store protocol endpoint.")
-@click.option("--update", "update_url", help="The store's SPARQL Update endpoint.")
+@click.option(
+    "--store",
+    "store_url",
+    metavar="URL",
+    help="The store's Graph Store protocol endpoint; without it, kgraph uses SPARQL Update.",
+)
+@click.option("--update", "update_url", metavar="URL", help="The store's SPARQL Update endpoint.")
 @click.option(
     "--graph",
     default=pushing.DEFAULT_GRAPH,
     show_default=True,
+    metavar="IRI",
     help="Named graph to load into (with --graph-per-digest: for facts no digest owns).",
 )
 @click.option("--replace", is_flag=True, help="Replace the graph's contents instead of adding.")
@@ -299,7 +310,8 @@ def _listing() -> str:
     type=click.Choice(pushing.PROTOCOLS),
     default="auto",
     show_default=True,
-    help="auto: Graph Store protocol, falling back to SPARQL Update if the server lacks it.",
+    help="auto: the Graph Store protocol when --store is given, falling back to SPARQL "
+    "Update if the server refuses it there.",
 )
 @click.option(
     "--chunk-size",
@@ -327,9 +339,14 @@ def push_command(
 ) -> None:
     """Load a build's graph into a triple store over HTTP, then check the triple count.
 
-    Uses the SPARQL 1.1 Graph Store HTTP Protocol, or SPARQL Update where the server
-    lacks it, in chunks; then counts the triples on --endpoint. The password for --user
-    is read from an environment variable, never from the command line.
+    \b
+    kgraph push out --endpoint http://127.0.0.1:7878/query \\
+                    --store http://127.0.0.1:7878/store --replace
+
+    Sends the graph in chunks over the SPARQL 1.1 Graph Store HTTP Protocol (--store),
+    or as SPARQL Update; then counts the triples on --endpoint and exits 1 if any are
+    missing. The password for --user is read from an environment variable, never from
+    the command line.
     """
     target = pushing.Target(endpoint, store_url, update_url)
     options = pushing.PushOptions(graph, replace, graph_per_digest, chunk_size, protocol)

@@ -3,16 +3,20 @@
 A named query is a plain `.rq` file in the top-level `queries/` folder (installed as the
 package `kgraph.queries`), so users can read it, copy it into any SPARQL client, or write
 their own in the same shape. Its leading comment says what it answers and declares its
-parameters; its body holds one parameter row, `VALUES (?a ?b) { (UNDEF UNDEF) }`, that
-kgraph fills with RDF terms. Values are written as N-Triples literals (escaped by
-pyoxigraph), never pasted into the query's syntax, so a value cannot change the query.
-The same bound text runs on the embedded store and on a remote endpoint.
+parameters; its body holds a parameter row, `VALUES (?a ?b) { (UNDEF UNDEF) }` (repeated
+where a UNION branch needs it), that kgraph fills with RDF terms. Values are written as
+N-Triples literals (escaped by pyoxigraph), never pasted into the query's syntax, so a
+value cannot change the query. The same bound text runs on the embedded store and on a
+remote endpoint.
 
 Header grammar (lines starting with `#` before the first other line):
 
     # What the query answers, in prose (the first paragraph is its summary).
     # @param NAME TYPE  what the value means   (TYPE: string, integer or date)
-    # @one-of NAME NAME ...                      (at least one of these; others required)
+    # @one-of NAME NAME ...                      (exactly one of these; others required)
+
+For query authors: keep a parameter out of BIND (it stops pyoxigraph from starting at the
+matching node) and out of STR() (Virtuoso 7 garbles non-ASCII text there).
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ class NamedQuery:
     text: str
     description: str
     params: tuple[Param, ...] = ()
-    one_of: tuple[str, ...] = ()  # at least one of these parameters must be given
+    one_of: tuple[str, ...] = ()  # exactly one of these parameters must be given
 
     @property
     def summary(self) -> str:
@@ -107,18 +111,18 @@ def parse(text: str, name: str, source: str) -> NamedQuery:
     if unknown := [n for n in one_of if n not in names]:
         raise QueryError(f"{source}: @one-of names undeclared parameters: {', '.join(unknown)}")
     rows = list(_PARAM_ROW.finditer(text))
-    if params:
-        if len(rows) != 1:
-            raise QueryError(
-                f"{source}: a query with parameters needs exactly one parameter row "
-                "`VALUES (?a ?b) { (UNDEF UNDEF) }`"
-            )
-        variables = rows[0].group(1).split()
-        undefs = rows[0].group(2).split()
+    if params and not rows:
+        raise QueryError(
+            f"{source}: a query with parameters needs a parameter row "
+            "`VALUES (?a ?b) { (UNDEF UNDEF) }`"
+        )
+    for row in rows:
+        variables = row.group(1).split()
+        undefs = row.group(2).split()
         if sorted(v[1:] for v in variables) != sorted(names) or len(undefs) != len(variables):
             raise QueryError(
                 f"{source}: the parameter row binds {' '.join(variables)} but the header "
-                f"declares {' '.join('?' + n for n in names)}"
+                f"declares {' '.join('?' + n for n in names) or 'no parameters'}"
             )
     return NamedQuery(name, source, text, "\n".join(description).strip(), tuple(params), one_of)
 
@@ -187,17 +191,18 @@ def bind(query: NamedQuery, values: Mapping[str, str]) -> str:
             f"{query.source} needs one of the parameters {', '.join(query.one_of)}: "
             + "; ".join(f"--param {n}=VALUE ({_param_help(query, n)})" for n in query.one_of)
         )
-    row = _PARAM_ROW.search(query.text)
-    assert row is not None  # parse() guarantees it
-    variables = row.group(1).split()
-    terms = []
-    for variable in variables:
-        param = query.param(variable[1:])
-        assert param is not None
-        raw = values.get(param.name)
-        terms.append("UNDEF" if raw is None else str(_term(param, raw)))
-    filled = f"VALUES ({' '.join(variables)}) {{ ({' '.join(terms)}) }}"
-    return query.text[: row.start()] + filled + query.text[row.end() :]
+    if len(given := [n for n in query.one_of if n in values]) > 1:
+        raise QueryError(f"{query.source} takes only one of {', '.join(given)}; drop the others")
+    terms = {
+        p.name: "UNDEF" if p.name not in values else str(_term(p, values[p.name]))
+        for p in query.params
+    }
+
+    def fill(row: re.Match[str]) -> str:
+        variables = row.group(1).split()
+        return f"VALUES ({' '.join(variables)}) {{ ({' '.join(terms[v[1:]] for v in variables)}) }}"
+
+    return _PARAM_ROW.sub(fill, query.text)
 
 
 def _param_help(query: NamedQuery, name: str) -> str:
