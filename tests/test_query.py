@@ -125,6 +125,7 @@ def test_query_unknown_named_query_lists_every_available_one(fixture_out) -> Non
         (["a", "b", "-n", "hotspots"], "expected OUTPUT_DIR (got 2)"),
         (["nowhere", "-n", "hotspots"], "nowhere: no such folder (run `kgraph build"),
         (["--endpoint", "http://127.0.0.1:9/q"], "expected QUERY.rq (got 0)"),
+        (["--show"], "expected OUTPUT_DIR QUERY.rq (got 0)"),
     ],
 )
 def test_query_wrong_arguments_exit_2(args, message) -> None:
@@ -220,6 +221,16 @@ def test_query_show_prints_standard_sparql_another_engine_answers_alike(
         for b in data["results"]["bindings"]
     )
     assert ours == theirs
+
+
+def test_query_show_needs_no_output_folder(fixture_out, tmp_path) -> None:
+    rq = tmp_path / "echo.rq"
+    rq.write_text(ECHO, "utf-8")
+    for args in ([rq], [fixture_out, rq]):
+        code, out, _ = kgraph("--show", *args, "-p", "v=x")
+        assert code == 0 and 'VALUES (?v) { ("x") }' in out
+    shown = kgraph("--show", fixture_out, "-n", "decisions-since", "-p", "date=2026-01-02")[1]
+    assert 'VALUES (?date) { ("2026-01-02"' in shown
 
 
 def test_query_user_file_may_declare_parameters_like_a_named_query(fixture_out, tmp_path) -> None:

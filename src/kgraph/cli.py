@@ -225,13 +225,13 @@ def query_command(
     if list_queries:
         click.echo(_listing(), nl=False)
         return
-    expected = (0 if endpoint else 1) + (0 if name else 1)
-    if len(paths) != expected and not (show and name and len(paths) <= 1):
-        wanted = " ".join(
-            (["OUTPUT_DIR"] if not endpoint else []) + (["QUERY.rq"] if not name else [])
-        )
+    wanted = (["OUTPUT_DIR"] if not endpoint else []) + (["QUERY.rq"] if not name else [])
+    # --show runs nothing, so it needs no OUTPUT_DIR (but does not mind one).
+    optional = 1 if show and not endpoint else 0
+    if not len(wanted) - optional <= len(paths) <= len(wanted):
         _fail(
-            f"expected {wanted or 'no arguments'} (got {len(paths)}); see kgraph query --help",
+            f"expected {' '.join(wanted) or 'no arguments'} (got {len(paths)}); "
+            "see kgraph query --help",
             EXIT_USAGE,
         )
     try:
