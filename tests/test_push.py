@@ -286,6 +286,13 @@ def test_push_bad_graph_iri_is_a_usage_error(fixture_out) -> None:
     assert result.exit_code == 2 and "Invalid IRI" in result.stderr
 
 
+def test_push_unreadable_graph_exits_1_with_its_line(tmp_path) -> None:
+    (tmp_path / "graph.nt").write_text('<http://x/a> <http://x/b> "c" .\n<http://x/a> oops\n')
+    result = CliRunner().invoke(cli, ["push", str(tmp_path), "--endpoint", "http://127.0.0.1:9/"])
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'graph.nt'}:2: not valid RDF" in result.stderr
+
+
 def test_push_missing_graph_folder_is_a_usage_error(tmp_path) -> None:
     result = CliRunner().invoke(cli, ["push", str(tmp_path), "--endpoint", "http://127.0.0.1:9/"])
     assert result.exit_code == 2 and "no graph to query" in result.stderr

@@ -359,6 +359,8 @@ def push_command(
         _fail(str(error), EXIT_USAGE)
     except remote.RemoteError as error:
         _fail(f"push failed: {error}", EXIT_UNTRUSTED)
+    except GraphUnreadable as error:
+        _fail(str(error), EXIT_UNTRUSTED)
     for problem in report.problems:
         click.echo(f"kgraph: {problem}", err=True)
     if not quiet:

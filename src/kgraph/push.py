@@ -30,7 +30,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgraph.remote import RemoteError, Server, count, request
-from kgraph.store import graph_source
+from kgraph.store import graph_source, unreadable
 from kgraph.vocab import KG, RDF_TYPE
 
 DEFAULT_GRAPH = "https://w3id.org/kgraph/graph"
@@ -86,7 +86,10 @@ class PushReport:
 
 def read_triples(out_dir: Path) -> list[ox.Triple]:
     source, rdf_format = graph_source(out_dir)
-    return sorted({q.triple for q in ox.parse(path=str(source), format=rdf_format)}, key=str)
+    try:
+        return sorted({q.triple for q in ox.parse(path=str(source), format=rdf_format)}, key=str)
+    except SyntaxError as error:
+        raise unreadable(source, error) from None
 
 
 def partition(triples: Iterable[ox.Triple], main_graph: str) -> dict[str, list[ox.Triple]]:

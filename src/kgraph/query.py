@@ -59,7 +59,7 @@ class Param:
 @dataclass(frozen=True, slots=True)
 class NamedQuery:
     name: str
-    source: str  # where the text came from, for messages: a path or "named query NAME"
+    source: str  # where the text came from, for messages: its path (queries/NAME.rq)
     text: str
     description: str
     params: tuple[Param, ...] = ()

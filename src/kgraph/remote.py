@@ -141,7 +141,7 @@ def _boolean(body: bytes, endpoint: str) -> Boolean:
 
 def count(server: Server, endpoint: str, graphs: Sequence[str], distinct: bool = False) -> int:
     """How many triples the named graphs hold (distinct across them when asked)."""
-    values = " ".join(f"<{g}>" for g in graphs)
+    values = " ".join(str(ox.NamedNode(g)) for g in graphs)
     pattern = f"VALUES ?g {{ {values} }} GRAPH ?g {{ ?s ?p ?o }}"
     if distinct:
         text = f"SELECT (COUNT(*) AS ?n) WHERE {{ SELECT DISTINCT ?s ?p ?o WHERE {{ {pattern} }} }}"

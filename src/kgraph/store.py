@@ -103,8 +103,11 @@ def _load(store: ox.Store, source: Path, rdf_format: ox.RdfFormat) -> None:
     try:
         store.bulk_load(path=str(source), format=rdf_format)
     except SyntaxError as error:
-        line = error.lineno or 0
-        raise GraphUnreadable(f"{source}:{line}: not valid RDF: {error.msg}") from None
+        raise unreadable(source, error) from None
+
+
+def unreadable(source: Path, error: SyntaxError) -> GraphUnreadable:
+    return GraphUnreadable(f"{source}:{error.lineno or 0}: not valid RDF: {error.msg}")
 
 
 def _open_read_only(store_dir: Path) -> ox.Store | None:
