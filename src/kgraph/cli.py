@@ -223,7 +223,7 @@ def query_command(
     Exit codes: 0 answered; 1 the query or the server failed; 2 usage or syntax error.
     """
     if list_queries:
-        click.echo(_listing(), nl=False)
+        click.echo(queries.listing(), nl=False)
         return
     wanted = (["OUTPUT_DIR"] if not endpoint else []) + (["QUERY.rq"] if not name else [])
     # --show runs nothing, so it needs no OUTPUT_DIR (but does not mind one).
@@ -258,22 +258,6 @@ def query_command(
         _fail(str(error), EXIT_USAGE)
     except (queries.EvaluationError, remote.RemoteError, GraphUnreadable) as error:
         _fail(str(error), EXIT_UNTRUSTED)
-
-
-def _listing() -> str:
-    rows = []
-    for named in queries.named_queries().values():
-        rows.append((named.name, named.usage(), named.summary))
-        rows.extend(("", f"  {p.name} ({p.type})", p.help) for p in named.params)
-    width = max(len(r[0]) for r in rows)
-    usage = max(len(r[1]) for r in rows if r[0])
-    lines = []
-    for query_name, synopsis, text in rows:
-        if query_name:
-            lines.append(f"{query_name:<{width}}  {synopsis:<{usage}}  {text}")
-        else:
-            lines.append(f"{'':<{width}}  {synopsis}: {text}")
-    return "\n".join(lines) + "\n"
 
 
 @cli.command("push")

@@ -137,6 +137,23 @@ def named_queries() -> dict[str, NamedQuery]:
     return dict(sorted(found.items()))
 
 
+def listing() -> str:
+    """What `kgraph query --list` prints: each query, its synopsis, summary and parameters."""
+    rows = []
+    for named in named_queries().values():
+        rows.append((named.name, named.usage(), named.summary))
+        rows.extend(("", f"  {p.name} ({p.type})", p.help) for p in named.params)
+    width = max(len(r[0]) for r in rows)
+    usage = max(len(r[1]) for r in rows if r[0])
+    lines = []
+    for query_name, synopsis, text in rows:
+        if query_name:
+            lines.append(f"{query_name:<{width}}  {synopsis:<{usage}}  {text}")
+        else:
+            lines.append(f"{'':<{width}}  {synopsis}: {text}")
+    return "\n".join(lines) + "\n"
+
+
 def named_query(name: str) -> NamedQuery:
     available = named_queries()
     if name in available:
