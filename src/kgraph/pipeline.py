@@ -48,7 +48,7 @@ class BuildResult:
 
     @property
     def trusted(self) -> bool:
-        """False when an entry was skipped or an input could not be read."""
+        """False when an entry was skipped, or an input could not be read or an output written."""
         return self.entries_skipped == 0 and not any(
             p.severity is Severity.ERROR for p in self.problems
         )
@@ -102,7 +102,14 @@ def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = Non
     options = options or BuildOptions()
     started = time.perf_counter()
     graph, digests, read, skipped, problems = build_graph(inputs, options)
-    outputs = export_all(ExportInput(graph, options.base), out_dir, options.exporters)
+    try:
+        outputs = export_all(ExportInput(graph, options.base), out_dir, options.exporters)
+    except OSError as err:  # a full disk, a read-only folder, -o naming a file's child
+        where = err.filename if isinstance(err.filename, str) else str(out_dir)
+        problems.append(
+            Problem(where, 0, f"cannot write the outputs: {err.strerror or err}", Severity.ERROR)
+        )
+        outputs = []
     return BuildResult(
         graph, digests, read, skipped, problems, outputs, time.perf_counter() - started
     )

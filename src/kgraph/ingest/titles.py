@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import regex
 
+from kgraph.ingest.text import quoted
 from kgraph.model import Problem
 
 SENTENCE_END = "。！？!?.:：;；…，,、"
@@ -65,7 +66,9 @@ def group(units: Sequence[Unit], source: str) -> tuple[list[Block], list[Problem
         if title is None:
             return
         if not summary:
-            problems.append(Problem(source, title.line, f"title without a summary: {title.text!r}"))
+            problems.append(
+                Problem(source, title.line, f"title without a summary: {quoted(title.text)}")
+            )
         blocks.append(Block(title.line, title.text.strip(), "\n".join(summary).strip()))
 
     for index, unit in enumerate(units):
