@@ -147,9 +147,7 @@ def test_cli_builds_a_single_20_mb_line_in_seconds(tmp_path) -> None:
     digest = tmp_path / "huge.txt"
     digest.write_text(f"2026-01-01\nA huge summary\n{line}.\n", "utf-8")
     start = time.perf_counter()
-    code, _, stderr = build(
-        [str(digest)], tmp_path / "out", "--only", "json", "--only", "ntriples"
-    )
+    code, _, stderr = build([str(digest)], tmp_path / "out", "--only", "json", "--only", "ntriples")
     seconds = time.perf_counter() - start
     assert code == 0, stderr
     assert seconds < 60, f"a 20 MB line took {seconds:.0f}s"
