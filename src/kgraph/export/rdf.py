@@ -171,8 +171,12 @@ def to_jsonld(rows: list[Triple], base: str) -> str:
                 return f"{prefix}:{iri[len(ns) :]}"
         return iri
 
+    # A relative id resolves against @base by RFC 3986, which drops a base's query or
+    # fragment: "pr/1" against "https://x/kg#" is "https://x/pr/1". Such bases get full IRIs.
+    shortens = base.endswith("/") and "?" not in base and "#" not in base
+
     def relative(iri: str) -> str:
-        return iri[len(base) :] if iri.startswith(base) else iri
+        return iri[len(base) :] if shortens and iri.startswith(base) else iri
 
     for t in rows:
         ids.setdefault(t.subject, relative(t.subject))
