@@ -13,14 +13,15 @@ from pathlib import Path
 
 import click
 
-from kgraph import __version__
+from kgraph import __version__, evaluate
+from kgraph.catalog import CatalogError, load_knowledge
 from kgraph.export import EXPORTERS, exporter_named, write_atomic
 from kgraph.ingest import FORMATS
 from kgraph.interrupt import Interrupted
 from kgraph.iri import is_absolute_iri
 from kgraph.link import LinkOptions
 from kgraph.pipeline import BuildOptions, run
-from kgraph.report import EXIT_UNTRUSTED, exit_code, render_report, summary_line
+from kgraph.report import EXIT_UNTRUSTED, EXIT_USAGE, exit_code, render_report, summary_line
 from kgraph.vocab import DEFAULT_BASE
 
 
@@ -71,6 +72,20 @@ def cli() -> None:
     show_default=True,
     help="Code touched by more PRs than this is a hub: no sharesCodeWith pairs.",
 )
+@click.option(
+    "--catalog",
+    "catalogs",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A SKOS file of design patterns that extends the built-in catalog (repeatable).",
+)
+@click.option(
+    "--topics",
+    "topic_tables",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A SKOS file of topics and their aliases that extends the built-in table (repeatable).",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option(
     "--report",
@@ -86,6 +101,8 @@ def build(
     base: str,
     only: tuple[str, ...],
     share_limit: int,
+    catalogs: tuple[Path, ...],
+    topic_tables: tuple[Path, ...],
     strict: bool,
     report_path: Path | None,
     quiet: bool,
@@ -102,10 +119,15 @@ def build(
     if not is_absolute_iri(base + "x"):
         raise click.BadParameter("must be an absolute IRI", param_hint="--base")
     exporters = [exporter_named(n) for n in only] if only else list(EXPORTERS)
+    try:
+        knowledge = load_knowledge(catalogs, topic_tables)
+    except CatalogError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_USAGE)
     options = BuildOptions(
         base=base,
         input_format=input_format,
-        link=LinkOptions(share_limit=share_limit),
+        link=LinkOptions(share_limit=share_limit, knowledge=knowledge),
         exporters=exporters,
     )
     try:
@@ -128,3 +150,31 @@ def build(
             click.echo(f"{report_path}:0: error: cannot write the report: {err.strerror}", err=True)
             code = EXIT_UNTRUSTED
     sys.exit(code)
+
+
+@cli.command("eval")
+@click.argument("graph", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--gold",
+    "gold_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Gold entries as JSON, in the schema of shared/seeds/gold.json.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Also list every miss (-) and extra (+).")
+def eval_command(graph: Path, gold_path: Path, verbose: bool) -> None:
+    """Print precision and recall of a built graph against gold, kind by kind.
+
+    GRAPH is a `kgraph build` output folder (graph.json is read, else graph.ttl) or one of
+    those files. Gold entries are matched to PRs by title; the README gives the matching
+    rule of each kind.
+    """
+    try:
+        result = evaluate.run(gold_path, graph)
+    except evaluate.EvalError as error:
+        click.echo(str(error), err=True)
+        sys.exit(EXIT_UNTRUSTED)
+    click.echo(result.table())
+    if verbose:
+        for d in result.differences:
+            click.echo(f"{'-' if d.missing else '+'} {d.entry} {d.kind}: {d.value}")

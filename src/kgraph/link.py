@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import regex
 
+from kgraph import design
+from kgraph.catalog import Knowledge, builtin_knowledge
 from kgraph.graph import Date, KnowledgeGraph, Node, Value, node_id
 from kgraph.model import Digest, Entry, Kind, Mention
 
@@ -27,12 +29,20 @@ SOURCE_ROOTS = ("python/", "src/", "lib/")
 DEFAULT_SHARE_LIMIT = 200  # entities touched by more PRs than this are hubs, not shared code
 
 ENTITY_KINDS = frozenset({Kind.FILE, Kind.SYMBOL, Kind.EXTERNAL_SYMBOL, Kind.ISSUE})
+RELATIONS: dict[Kind, str] = {
+    Kind.FILE: "touchesFile",
+    Kind.ISSUE: "references",
+    Kind.SYMBOL: "mentionsSymbol",
+    Kind.EXTERNAL_SYMBOL: "mentionsSymbol",
+    **design.RELATIONS,
+}
 
 
 @dataclass(frozen=True, slots=True)
 class LinkOptions:
     packages: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PACKAGES))
     share_limit: int = DEFAULT_SHARE_LIMIT
+    knowledge: Knowledge = field(default_factory=builtin_knowledge)  # catalog and topic table
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,14 +285,22 @@ def link(
 
     for pr in prs:
         _add_pull_request(
-            graph, pr, canonical_path.get(pr.repo, {}), canonical_name.get(pr.repo, {})
+            graph,
+            pr,
+            canonical_path.get(pr.repo, {}),
+            canonical_name.get(pr.repo, {}),
+            options.knowledge,
         )
     _derive_shared_code(graph, options.share_limit)
     return graph
 
 
 def _add_pull_request(
-    graph: KnowledgeGraph, pr: PullRequest, paths: Mapping[str, str], names: Mapping[str, str]
+    graph: KnowledgeGraph,
+    pr: PullRequest,
+    paths: Mapping[str, str],
+    names: Mapping[str, str],
+    knowledge: Knowledge,
 ) -> None:
     first = pr.items[0].entry
     attrs: list[tuple[str, Value]] = [("title", first.title), ("repositoryBasis", pr.repo_basis)]
@@ -293,6 +311,7 @@ def _add_pull_request(
     advice = [m.key for i in pr.items for m in i.mentions if m.kind is Kind.ADVICE]
     if advice:
         attrs.append(("readingAdvice", advice[0]))
+    attrs += design.pr_literals(m for i in pr.items for m in i.mentions)
     pr_id = graph.add(Node(pr.id, "PullRequest", first.title, tuple(attrs)))
     if pr.repo:
         repo_id = graph.add(Node(node_id("repo", *pr.repo.split("/")), "Repository", pr.repo))
@@ -314,19 +333,20 @@ def _add_pull_request(
         graph.link(eid, "partOf", digest_id(item.digest))
         graph.link(pr_id, "describedBy", eid)
         for m in item.mentions:
-            target = _entity_for(graph, pr, m, paths, names)
+            target = _entity_for(graph, pr, m, paths, names) or design.add_entity(
+                graph, _scope(pr.repo), m, knowledge
+            )
             if target is None:
                 continue
-            relation = {Kind.FILE: "touchesFile", Kind.ISSUE: "references"}.get(
-                m.kind, "mentionsSymbol"
-            )
+            relation = RELATIONS.get(m.kind, "mentionsSymbol")
             graph.link(pr_id, relation, target)
             if m.kind is Kind.SYMBOL and m.detail.startswith("in:"):
                 file_mention = Mention(Kind.FILE, m.detail[3:], m.detail[3:], 0, 0)
                 defined_in = _entity_for(graph, pr, file_mention, paths, names)
                 if defined_in:
                     graph.link(target, "definedIn", defined_in)
-            mention_id = f"{eid}/{m.field.value}-{m.start}-{m.end}".replace("entry/", "mention/", 1)
+            mention_id = f"{eid}/{m.field.value}-{m.start}-{m.end}{design.mention_suffix(m)}"
+            mention_id = mention_id.replace("entry/", "mention/", 1)
             graph.add(
                 Node(
                     mention_id,
@@ -337,6 +357,7 @@ def _add_pull_request(
                         ("start", m.start),
                         ("end", m.end),
                         ("field", m.field.value),
+                        *design.mention_attributes(m),
                     ),
                 )
             )

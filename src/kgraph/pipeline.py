@@ -92,7 +92,8 @@ def build_graph(
             continue
         digests.append(result.digest)
         items.extend(
-            ExtractedEntry(e, result.digest, extract(e, EXTRACTORS)) for e in result.entries
+            ExtractedEntry(e, result.digest, extract(e, EXTRACTORS, options.link.knowledge))
+            for e in result.entries
         )
     graph = link(items, digests, options.link)
     return graph, digests, read, skipped, problems

@@ -1,7 +1,8 @@
 """Extractors: one small, pure function per kind of thing a review names.
 
-Each extractor takes an entry (and the loaded catalogs) and returns mentions; none of them
-sees another's output or the graph. `EXTRACTORS` is the one registry; `extract` runs it.
+Each extractor takes an entry and the loaded knowledge (pattern catalog, topic table) and
+returns mentions; none of them sees another's output or the graph. `EXTRACTORS` is the one
+registry; `extract` runs it.
 """
 
 from __future__ import annotations
@@ -9,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from kgraph.catalog import Knowledge, builtin_knowledge
 from kgraph.extract.advice import extract_advice
+from kgraph.extract.audience import extract_audience
 from kgraph.extract.code import extract_code_spans
+from kgraph.extract.decisions import extract_decisions
+from kgraph.extract.followups import extract_follow_ups
 from kgraph.extract.issues import extract_issues
+from kgraph.extract.patterns import extract_patterns
+from kgraph.extract.people import extract_people
+from kgraph.extract.topics import extract_topics
 from kgraph.model import Entry, Kind, Mention
 
 
@@ -19,20 +27,38 @@ from kgraph.model import Entry, Kind, Mention
 class Extractor:
     name: str
     kinds: tuple[Kind, ...]
-    run: Callable[[Entry], Iterable[Mention]]
+    run: Callable[[Entry, Knowledge], Iterable[Mention]]
+
+
+def _text_only(
+    function: Callable[[Entry], Iterable[Mention]],
+) -> Callable[[Entry, Knowledge], Iterable[Mention]]:
+    """An extractor that reads the entry alone."""
+    return lambda entry, _knowledge: function(entry)
 
 
 EXTRACTORS: tuple[Extractor, ...] = (
     Extractor(
         "code-spans",
         (Kind.FILE, Kind.SYMBOL, Kind.EXTERNAL_SYMBOL, Kind.NON_ENTITY),
-        extract_code_spans,
+        _text_only(extract_code_spans),
     ),
-    Extractor("issues", (Kind.ISSUE,), extract_issues),
-    Extractor("advice", (Kind.ADVICE,), extract_advice),
+    Extractor("issues", (Kind.ISSUE,), _text_only(extract_issues)),
+    Extractor("advice", (Kind.ADVICE,), _text_only(extract_advice)),
+    Extractor("decisions", (Kind.DECISION,), _text_only(extract_decisions)),
+    Extractor("patterns", (Kind.PATTERN,), extract_patterns),
+    Extractor("topics", (Kind.TOPIC,), extract_topics),
+    Extractor("people", (Kind.PERSON,), _text_only(extract_people)),
+    Extractor("audience", (Kind.AUDIENCE,), _text_only(extract_audience)),
+    Extractor("follow-ups", (Kind.FOLLOW_UP,), _text_only(extract_follow_ups)),
 )
 
 
-def extract(entry: Entry, extractors: Iterable[Extractor] = EXTRACTORS) -> tuple[Mention, ...]:
+def extract(
+    entry: Entry,
+    extractors: Iterable[Extractor] = EXTRACTORS,
+    knowledge: Knowledge | None = None,
+) -> tuple[Mention, ...]:
     """All mentions of one entry, in a deterministic order."""
-    return tuple(sorted(m for extractor in extractors for m in extractor.run(entry)))
+    knowledge = knowledge or builtin_knowledge()
+    return tuple(sorted(m for extractor in extractors for m in extractor.run(entry, knowledge)))

@@ -1,0 +1,334 @@
+"""The design knowledge users tune: the pattern catalog and the topic alias table, as SKOS.
+
+Both are Turtle files (`schemas/patterns.ttl`, `schemas/topics.ttl`) that users extend with
+their own files (`--catalog`, `--topics`) without touching code. A pattern is a
+`kg:DesignPattern` with a `skos:notation` (its id), labels, a definition and cues: regular
+expressions (`kg:cue`) and phrases (`skos:prefLabel`, `skos:altLabel`) whose presence in a
+summary is evidence of it. A topic is a `kg:Topic` with a `skos:prefLabel` and the
+`skos:altLabel`s that are other names for it ("PD" for "P/D").
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import pyoxigraph as ox
+import regex
+
+from kgraph.graph import Text
+from kgraph.vocab import KG, NAMESPACES
+
+SKOS = NAMESPACES["skos"]
+RDF_TYPE = NAMESPACES["rdf"] + "type"
+BUILTIN_PATTERNS = "patterns.ttl"
+BUILTIN_TOPICS = "topics.ttl"
+
+
+class CatalogError(ValueError):
+    """A catalog or topic file that cannot be used, as `FILE:LINE: message`."""
+
+    def __init__(self, source: str, line: int, message: str) -> None:
+        super().__init__(f"{source}:{line}: error: {message}")
+        self.source, self.line, self.message = source, line, message
+
+
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """One way a summary gives a pattern away: a regular expression, or a label as a phrase."""
+
+    pattern: regex.Pattern[str]
+    lang: str
+    source: str  # as written in the catalog
+
+    @property
+    def has_gaps(self) -> bool:
+        """Whether the cue allows some text between its parts (`[^，,；;。]{0,20}`)."""
+        return "{" in self.source or "*" in self.source or "+" in self.source
+
+
+@dataclass(frozen=True, slots=True)
+class DesignPattern:
+    id: str
+    labels: tuple[Text, ...]
+    definitions: tuple[Text, ...]
+    alt_labels: tuple[Text, ...]
+    cues: tuple[Cue, ...]  # kg:cue expressions, then labels as literal phrases
+    examples: tuple[Text, ...]
+    scheme: str  # the label of its skos:ConceptScheme
+
+    def label(self, lang: str = "en") -> str:
+        return next((t.text for t in self.labels if t.lang == lang), self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    label: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Knowledge:
+    """Everything the design extractors and the linker read besides the digests."""
+
+    patterns: tuple[DesignPattern, ...] = ()
+    topics: tuple[Topic, ...] = ()
+    topic_names: regex.Pattern[str] | None = None  # every label and alias, longest first
+    topic_of: dict[str, str] = field(default_factory=dict)  # casefolded name -> label
+
+    def pattern(self, pattern_id: str) -> DesignPattern | None:
+        return next((p for p in self.patterns if p.id == pattern_id), None)
+
+    def topic(self, label: str) -> Topic | None:
+        return next((t for t in self.topics if t.label == label), None)
+
+    def canonical_topic(self, name: str) -> str:
+        """The topic's label for any of its names; an unknown name is its own label."""
+        return self.topic_of.get(_fold(name), name)
+
+
+def load_knowledge(catalogs: Sequence[Path] = (), topics: Sequence[Path] = ()) -> Knowledge:
+    """The built-in catalog and topic table, extended by the user's files in order."""
+    pattern_sources = [_builtin(BUILTIN_PATTERNS), *((str(p), _read(p)) for p in catalogs)]
+    topic_sources = [_builtin(BUILTIN_TOPICS), *((str(p), _read(p)) for p in topics)]
+    patterns = _load_patterns(pattern_sources)
+    table = _load_topics(topic_sources)
+    return _knowledge(patterns, table)
+
+
+@cache
+def builtin_knowledge() -> Knowledge:
+    return load_knowledge()
+
+
+def _builtin(name: str) -> tuple[str, str]:
+    resource = importlib.resources.files("kgraph.schemas").joinpath(name)
+    return f"schemas/{name}", resource.read_text("utf-8")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8-sig")
+    except FileNotFoundError:
+        raise CatalogError(str(path), 0, "no such file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CatalogError(str(path), 0, f"cannot read: {error}") from None
+
+
+# --- reading SKOS -----------------------------------------------------------------------------
+
+Term = ox.NamedNode | ox.BlankNode | ox.Literal
+
+
+@dataclass(slots=True)
+class _Document:
+    source: str
+    text: str
+    subjects: dict[str, dict[str, list[Term]]]
+
+    def line_of(self, needle: str) -> int:
+        """The first line that holds `needle` as written in Turtle (1 when not found)."""
+        written = needle.replace("\\", "\\\\").replace('"', '\\"')
+        for candidate in (written, needle, written[:40]):
+            for number, line in enumerate(self.text.splitlines(), 1):
+                if candidate and candidate in line:
+                    return number
+        return 1
+
+    def line_of_subject(self, subject: str) -> int:
+        """The line where `subject` opens a description: `<iri>` or `prefix:name` first on it."""
+        local = regex.escape(subject.rsplit("#", 1)[-1].rsplit("/", 1)[-1])
+        written = regex.compile(rf"^\s*(?:<{regex.escape(subject)}>|[\w-]*:{local}(?![\w-]))")
+        for number, line in enumerate(self.text.splitlines(), 1):
+            if written.match(line):
+                return number
+        return 1
+
+    def typed(self, class_iri: str) -> list[str]:
+        return sorted(
+            s
+            for s, props in self.subjects.items()
+            if any(
+                isinstance(o, ox.NamedNode) and o.value == class_iri
+                for o in props.get(RDF_TYPE, [])
+            )
+        )
+
+    def texts(self, subject: str, predicate: str) -> list[Text]:
+        return sorted(
+            Text(o.value, o.language or "")
+            for o in self.subjects[subject].get(predicate, [])
+            if isinstance(o, ox.Literal)
+        )
+
+
+def _parse(source: str, text: str) -> _Document:
+    try:
+        quads = ox.parse(text.encode("utf-8"), format=ox.RdfFormat.TURTLE)
+        subjects: dict[str, dict[str, list[Term]]] = {}
+        for quad in quads:
+            subject = quad.subject
+            key = (
+                subject.value if isinstance(subject, ox.NamedNode | ox.BlankNode) else str(subject)
+            )
+            predicate = quad.predicate.value
+            obj = quad.object
+            if isinstance(obj, ox.NamedNode | ox.BlankNode | ox.Literal):
+                subjects.setdefault(key, {}).setdefault(predicate, []).append(obj)
+    except SyntaxError as error:
+        raise CatalogError(source, error.lineno or 1, f"not valid Turtle: {error.msg}") from None
+    return _Document(source, text, subjects)
+
+
+def _load_patterns(sources: Iterable[tuple[str, str]]) -> list[_PatternDraft]:
+    drafts: dict[str, _PatternDraft] = {}
+    for source, text in sources:
+        doc = _parse(source, text)
+        schemes = {s: _scheme_label(doc, s) for s in doc.typed(SKOS + "ConceptScheme")}
+        if not doc.typed(KG + "DesignPattern"):
+            raise CatalogError(source, 1, "no kg:DesignPattern in this file")
+        for subject in doc.typed(KG + "DesignPattern"):
+            notations = [o.value for o in doc.subjects[subject].get(SKOS + "notation", [])]
+            if len(notations) != 1 or not notations[0].strip():
+                raise CatalogError(
+                    source,
+                    doc.line_of_subject(subject),
+                    f"pattern <{subject}> needs exactly one skos:notation (its id)",
+                )
+            pattern_id = notations[0].strip()
+            draft = drafts.setdefault(pattern_id, _PatternDraft(pattern_id))
+            in_scheme = [o.value for o in doc.subjects[subject].get(SKOS + "inScheme", [])]
+            draft.scheme = draft.scheme or next(
+                (schemes.get(s, s) for s in in_scheme), "kgraph design patterns"
+            )
+            draft.labels += doc.texts(subject, SKOS + "prefLabel")
+            draft.alt_labels += doc.texts(subject, SKOS + "altLabel")
+            draft.definitions += doc.texts(subject, SKOS + "definition")
+            draft.examples += doc.texts(subject, SKOS + "example")
+            for cue in doc.texts(subject, KG + "cue"):
+                draft.cues.append(_compile(doc, pattern_id, cue))
+    return [drafts[k] for k in sorted(drafts)]
+
+
+@dataclass(slots=True)
+class _PatternDraft:
+    id: str
+    scheme: str = ""
+    labels: list[Text] = field(default_factory=list)
+    alt_labels: list[Text] = field(default_factory=list)
+    definitions: list[Text] = field(default_factory=list)
+    examples: list[Text] = field(default_factory=list)
+    cues: list[Cue] = field(default_factory=list)
+
+    def freeze(self) -> DesignPattern:
+        phrases = [
+            Cue(_phrase(t.text), t.lang, t.text)
+            for t in sorted(set(self.labels) | set(self.alt_labels))
+            if t.text.strip()
+        ]
+        return DesignPattern(
+            self.id,
+            tuple(_unique(self.labels)),
+            tuple(_unique(self.definitions)),
+            tuple(_unique(self.alt_labels)),
+            (*self.cues, *phrases),
+            tuple(_unique(self.examples)),
+            self.scheme,
+        )
+
+
+def _compile(doc: _Document, pattern_id: str, cue: Text) -> Cue:
+    try:
+        return Cue(regex.compile(cue.text, regex.IGNORECASE | regex.V0), cue.lang, cue.text)
+    except regex.error as error:
+        raise CatalogError(
+            doc.source,
+            doc.line_of(cue.text),
+            f"cue of {pattern_id} is not a valid expression: {error}",
+        ) from None
+
+
+def _phrase(text: str) -> regex.Pattern[str]:
+    """A label as a phrase: case and the spacing between words ignored; a Latin word is
+    matched whole (CJK text has no spaces, so a CJK neighbour is no boundary problem)."""
+    words = [regex.escape(w) for w in text.split()]
+    body = r"[\s\-]*".join(words)
+    return regex.compile(rf"(?<![A-Za-z0-9_]){body}(?![A-Za-z0-9_])", regex.IGNORECASE)
+
+
+def _scheme_label(doc: _Document, scheme: str) -> str:
+    labels = doc.texts(scheme, SKOS + "prefLabel") or doc.texts(
+        scheme, NAMESPACES["rdfs"] + "label"
+    )
+    english = [t.text for t in labels if t.lang in ("en", "")]
+    return (english or [t.text for t in labels] or [scheme])[0]
+
+
+def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
+    """Topics by label; a later file adds aliases, and takes over an alias it redefines."""
+    aliases: dict[str, list[str]] = {}
+    owner: dict[str, str] = {}
+    for source, text in sources:
+        doc = _parse(source, text)
+        if not doc.typed(KG + "Topic"):
+            raise CatalogError(source, 1, "no kg:Topic in this file")
+        for subject in doc.typed(KG + "Topic"):
+            labels = [
+                t.text.strip() for t in doc.texts(subject, SKOS + "prefLabel") if t.text.strip()
+            ]
+            if len(set(labels)) != 1:
+                raise CatalogError(
+                    source,
+                    doc.line_of_subject(subject),
+                    f"topic <{subject}> needs exactly one skos:prefLabel",
+                )
+            label = owner.get(_fold(labels[0]), labels[0])
+            aliases.setdefault(label, [])
+            owner[_fold(label)] = label
+            for alt in doc.texts(subject, SKOS + "altLabel"):
+                name = alt.text.strip()
+                if name and _fold(name) != _fold(label):
+                    previous = owner.get(_fold(name))
+                    if previous and previous != label and name in aliases.get(previous, []):
+                        aliases[previous].remove(name)
+                    owner[_fold(name)] = label
+                    if name not in aliases[label]:
+                        aliases[label].append(name)
+    return [Topic(label, tuple(sorted(aliases[label]))) for label in sorted(aliases)]
+
+
+def _knowledge(patterns: list[_PatternDraft], topics: list[Topic]) -> Knowledge:
+    topic_of: dict[str, str] = {}
+    names: list[str] = []
+    for topic in topics:
+        for name in (topic.label, *topic.aliases):
+            topic_of[_fold(name)] = topic.label
+            names.append(name)
+    return Knowledge(
+        tuple(p.freeze() for p in patterns),
+        tuple(topics),
+        _names_pattern(names) if names else None,
+        topic_of,
+    )
+
+
+def _names_pattern(names: list[str]) -> regex.Pattern[str]:
+    """One alternation of every topic name, longest first; all-capital names match exactly
+    (`PD`, `SWA`), others ignoring case and the spacing between words (`KV  offload`)."""
+    parts = []
+    for name in sorted(set(names), key=lambda n: (-len(n), n)):
+        body = r"[\s\-]?".join(regex.escape(w) for w in name.split())
+        exact = not any(c.islower() for c in name)
+        parts.append(body if exact else f"(?i:{body})")
+    return regex.compile(rf"(?<![A-Za-z0-9_./-])(?:{'|'.join(parts)})(?![A-Za-z0-9_/-])")
+
+
+def _fold(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _unique(items: Iterable[Text]) -> list[Text]:
+    return sorted(set(items))

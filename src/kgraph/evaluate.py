@@ -1,0 +1,370 @@
+"""`kgraph eval`: precision and recall of a built graph against a gold file.
+
+The gold file is a JSON list of entries in the schema of `../shared/seeds/gold.json`; each
+gold entry is matched to the PR whose title (or the title of one of its entries) is the same
+after normalisation. Then, per kind, extracted values are matched one-to-one to gold values:
+
+- files: an extracted path matches when it equals the written path or ends with "/" + it;
+- symbols (`symbols` and `external_symbols`): a qualified name matches when it equals the
+  written name or ends with "." + it;
+- issues: equal numbers; patterns: equal ids; people: equal handles, ignoring case;
+- topics: equal after both names are folded to their topic through the graph's aliases
+  (`PD` and `P/D` are one topic), ignoring case;
+- decisions: text overlap — both texts are split into tokens (each CJK character, each
+  run of letters or digits, case-folded; quote marks, backticks and punctuation dropped)
+  and a pair matches when the shared tokens cover at least half of each text;
+  pairs are taken best overlap first;
+- advice: the PR's `kg:readingAdvice` equals the gold `reading_advice`;
+- PRs: a gold entry is found when a PR has its title.
+
+Precision is matched extracted values over extracted values, recall matched gold values
+over gold values, both summed over all entries (micro-averaged). Values extracted for PRs
+that no gold entry describes count against precision.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kgraph.extract.prose import overlap
+from kgraph.link import normalize_title
+from kgraph.vocab import NAMESPACES
+
+KINDS = ("prs", "files", "symbols", "issues", "decisions", "patterns", "topics", "people", "advice")
+DECISION_OVERLAP = 0.5
+
+
+class EvalError(ValueError):
+    """A gold file or graph that cannot be evaluated, as `FILE:LINE: message`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    kind: str
+    gold: int
+    found: int
+    matched_gold: int
+    matched_found: int
+
+    @property
+    def precision(self) -> float:
+        return self.matched_found / self.found if self.found else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.matched_gold / self.gold if self.gold else 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """One gold value the graph misses (`missing`) or one extracted value gold lacks."""
+
+    entry: str  # the gold entry's id, or the PR's title when no gold entry describes it
+    kind: str
+    value: str
+    missing: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    scores: tuple[Score, ...]
+    differences: tuple[Difference, ...]
+
+    def score(self, kind: str) -> Score:
+        return next(s for s in self.scores if s.kind == kind)
+
+    def table(self) -> str:
+        lines = [
+            f"{'kind':<10} {'gold':>5} {'found':>6} {'matched':>8} {'precision':>10} {'recall':>7}"
+        ]
+        for s in self.scores:
+            lines.append(
+                f"{s.kind:<10} {s.gold:>5} {s.found:>6} {s.matched_gold:>8} "
+                f"{s.precision:>10.3f} {s.recall:>7.3f}"
+            )
+        return "\n".join(lines)
+
+
+# --- the graph as evaluation sees it ----------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PullRequestView:
+    title: str
+    titles: set[str] = field(default_factory=set)
+    values: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+@dataclass(slots=True)
+class GraphView:
+    prs: list[PullRequestView]
+    topic_of: dict[str, str]  # a topic's folded label or alias -> its folded label
+
+
+def read_graph(path: Path) -> GraphView:
+    """A built graph from `graph.json`, or from Turtle when that is what `path` names."""
+    if path.is_dir():
+        json_path, turtle_path = path / "graph.json", path / "graph.ttl"
+        if json_path.exists():
+            path = json_path
+        elif turtle_path.exists():
+            path = turtle_path
+        else:
+            raise EvalError(f"{path}:0: error: no graph.json or graph.ttl in this folder")
+    if not path.exists():
+        raise EvalError(f"{path}:0: error: no such file")
+    if path.suffix == ".json":
+        nodes, edges = _from_json(path)
+    else:
+        nodes, edges = _from_turtle(path)
+    return _view(nodes, edges)
+
+
+Nodes = dict[str, dict[str, list[object]]]
+Edges = list[tuple[str, str, str]]
+
+
+def _from_json(path: Path) -> tuple[Nodes, Edges]:
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        nodes: Nodes = {}
+        for node in data["nodes"]:
+            attrs = {k: v if isinstance(v, list) else [v] for k, v in node.items()}
+            attrs["kind"] = [node["kind"]]
+            nodes[node["id"]] = attrs
+        edges = [(e["source"], e["relation"], e["target"]) for e in data["edges"]]
+    except json.JSONDecodeError as error:
+        raise EvalError(f"{path}:{error.lineno}: error: not JSON: {error.msg}") from None
+    except (KeyError, TypeError) as error:
+        raise EvalError(f"{path}:1: error: not a kgraph graph.json (missing {error})") from None
+    return nodes, edges
+
+
+def _from_turtle(path: Path) -> tuple[Nodes, Edges]:
+    nodes: Nodes = defaultdict(lambda: defaultdict(list))
+    edges: Edges = []
+    try:
+        for triple in ox.parse(path=str(path), format=ox.RdfFormat.TURTLE):
+            subject, predicate, obj = triple.subject, triple.predicate.value, triple.object
+            name = _local(predicate)
+            if name == "type" and isinstance(obj, ox.NamedNode):
+                if obj.value.startswith(NAMESPACES["skos"]):
+                    continue
+                name, value = "kind", _local(obj.value)
+                nodes[subject.value][name].append(value)
+            elif isinstance(obj, ox.Literal):
+                nodes[subject.value][name].append(obj.value)
+            else:
+                edges.append((subject.value, name, obj.value))
+    except SyntaxError as error:
+        raise EvalError(f"{path}:{error.lineno or 1}: error: not Turtle: {error.msg}") from None
+    return {k: dict(v) for k, v in nodes.items()}, edges
+
+
+def _local(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _view(nodes: Nodes, edges: Edges) -> GraphView:
+    out: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for source, relation, target in edges:
+        out[(source, relation)].append(target)
+
+    def first(node: str, name: str) -> str:
+        values = nodes.get(node, {}).get(name, [])
+        return _text(values[0]) if values else ""
+
+    topic_of: dict[str, str] = {}
+    for node_id, attrs in nodes.items():
+        if "Topic" in attrs.get("kind", []):
+            label = first(node_id, "label").casefold()
+            for name in [label, *(_text(a) for a in attrs.get("altLabel", []))]:
+                topic_of[name.casefold()] = label
+
+    prs: list[PullRequestView] = []
+    for node_id, attrs in sorted(nodes.items()):
+        if "PullRequest" not in attrs.get("kind", []):
+            continue
+        pr = PullRequestView(first(node_id, "title"))
+        pr.titles = {normalize_title(pr.title)} | {
+            normalize_title(first(e, "title")) for e in out[(node_id, "describedBy")]
+        }
+        targets = {relation: out[(node_id, relation)] for relation in _RELATIONS.values()}
+        pr.values["files"] = [first(t, "path") for t in targets["touchesFile"]]
+        pr.values["symbols"] = [first(t, "qualifiedName") for t in targets["mentionsSymbol"]]
+        pr.values["issues"] = [first(t, "number") for t in targets["references"]]
+        pr.values["decisions"] = [first(t, "label") for t in targets["makesDecision"]]
+        pr.values["patterns"] = [first(t, "notation") for t in targets["appliesPattern"]]
+        pr.values["topics"] = [first(t, "label") for t in targets["hasTopic"]]
+        pr.values["people"] = [first(t, "label") for t in targets["involves"]]
+        pr.values["advice"] = [_text(v) for v in attrs.get("readingAdvice", [])][:1]
+        prs.append(pr)
+    return GraphView(prs, topic_of)
+
+
+_RELATIONS = {
+    "files": "touchesFile",
+    "symbols": "mentionsSymbol",
+    "issues": "references",
+    "decisions": "makesDecision",
+    "patterns": "appliesPattern",
+    "topics": "hasTopic",
+    "people": "involves",
+}
+
+
+def _text(value: object) -> str:
+    if isinstance(value, dict):  # a language-tagged literal in graph.json
+        return str(value.get("text", ""))
+    return str(value)
+
+
+# --- gold -------------------------------------------------------------------------------------
+
+
+def read_gold(path: Path) -> list[dict]:
+    try:
+        data = json.loads(path.read_text("utf-8-sig"))
+    except FileNotFoundError:
+        raise EvalError(f"{path}:0: error: no such file") from None
+    except json.JSONDecodeError as error:
+        raise EvalError(f"{path}:{error.lineno}: error: not JSON: {error.msg}") from None
+    if not isinstance(data, list) or not all(isinstance(g, dict) and "title" in g for g in data):
+        raise EvalError(f"{path}:1: error: expected a list of entries, each with a title")
+    return data
+
+
+def _gold_values(g: dict, kind: str) -> list[str]:
+    if kind == "symbols":
+        return [*g.get("symbols", []), *g.get("external_symbols", [])]
+    if kind == "people":
+        return list(g.get("persons", []))
+    if kind == "advice":
+        return [g["reading_advice"]] if g.get("reading_advice") else []
+    return [str(v) for v in g.get(kind, [])]
+
+
+# --- matching ---------------------------------------------------------------------------------
+
+Matcher = Callable[[str, str], float]  # a score; 0 for no match
+
+
+def _matchers(view: GraphView) -> dict[str, Matcher]:
+    def topic(name: str) -> str:
+        folded = " ".join(name.split()).casefold()
+        return view.topic_of.get(folded, folded)
+
+    def exact(extracted: str, gold: str) -> float:
+        return float(extracted == gold)
+
+    def decision(extracted: str, gold: str) -> float:
+        score = overlap(extracted, gold)
+        return score if score >= DECISION_OVERLAP else 0.0
+
+    return {
+        "files": lambda x, g: float(x == g or x.endswith("/" + g)),
+        "symbols": lambda x, g: float(x == g or x.endswith("." + g)),
+        "issues": exact,
+        "decisions": decision,
+        "patterns": exact,
+        "topics": lambda x, g: float(topic(x) == topic(g)),
+        "people": lambda x, g: float(x.casefold() == g.casefold()),
+        "advice": exact,
+    }
+
+
+def _pair(
+    extracted: Sequence[str], gold: Sequence[str], match: Matcher
+) -> tuple[set[int], set[int]]:
+    """One-to-one matching, best score first: (matched extracted, matched gold) indices."""
+    scored = sorted(
+        ((match(x, g), -i, -j, i, j) for i, x in enumerate(extracted) for j, g in enumerate(gold)),
+        reverse=True,
+    )
+    used_x: set[int] = set()
+    used_g: set[int] = set()
+    for score, _, _, i, j in scored:
+        if score > 0 and i not in used_x and j not in used_g:
+            used_x.add(i)
+            used_g.add(j)
+    return used_x, used_g
+
+
+def evaluate(gold: Sequence[dict], view: GraphView) -> Evaluation:
+    by_title: dict[str, PullRequestView] = {}
+    for candidate in view.prs:
+        for title in sorted(candidate.titles):
+            by_title.setdefault(title, candidate)
+    matchers = _matchers(view)
+    counts = {kind: [0, 0, 0, 0] for kind in KINDS}  # gold, found, matched gold, matched found
+    differences: list[Difference] = []
+    seen: set[int] = set()
+    for index, g in enumerate(gold):
+        entry = str(g.get("id", index + 1))
+        pr = by_title.get(normalize_title(g["title"]))
+        if pr is not None and id(pr) in seen:
+            pr = None  # two gold entries for one PR: the second is not found
+        counts["prs"][0] += 1
+        if pr is None:
+            differences.append(Difference(entry, "prs", g["title"], True))
+        else:
+            counts["prs"][2] += 1
+            seen.add(id(pr))
+        for kind in KINDS[1:]:
+            got = _unique(pr.values[kind]) if pr is not None else []
+            wanted = _unique(_gold_values(g, kind))  # a name written twice is one value
+            _count(counts[kind], entry, kind, got, wanted, matchers[kind], differences)
+    for pr in view.prs:  # PRs no gold entry describes: all they hold is unasked for
+        counts["prs"][1] += 1
+        if id(pr) in seen:
+            counts["prs"][3] += 1
+            continue
+        differences.append(Difference(pr.title, "prs", pr.title, False))
+        for kind in KINDS[1:]:
+            _count(
+                counts[kind],
+                pr.title,
+                kind,
+                _unique(pr.values[kind]),
+                [],
+                matchers[kind],
+                differences,
+            )
+    scores = tuple(Score(kind, *counts[kind]) for kind in KINDS)
+    return Evaluation(scores, tuple(differences))
+
+
+def _count(
+    tally: list[int],
+    entry: str,
+    kind: str,
+    got: Sequence[str],
+    wanted: Sequence[str],
+    match: Matcher,
+    differences: list[Difference],
+) -> None:
+    used_x, used_g = _pair(got, wanted, match)
+    tally[0] += len(wanted)
+    tally[1] += len(got)
+    tally[2] += len(used_g)
+    tally[3] += len(used_x)
+    differences.extend(
+        Difference(entry, kind, w, True) for j, w in enumerate(wanted) if j not in used_g
+    )
+    differences.extend(
+        Difference(entry, kind, x, False) for i, x in enumerate(got) if i not in used_x
+    )
+
+
+def _unique(values: Iterable[str]) -> list[str]:
+    return sorted({v for v in values if v})
+
+
+def run(gold_path: Path, graph_path: Path) -> Evaluation:
+    return evaluate(read_gold(gold_path), read_graph(graph_path))

@@ -1,0 +1,52 @@
+"""Audience: whom the review recommends the PR to, as written.
+
+Reviews say it as "尤其是负责 KV Offload、CPU 缓存策略或调度器的工程师", "面向维护 sglang 内存池的
+同学", "对 KV offload / SWA 相关贡献者推荐阅读" or "worth a close read if you touch X". The
+mention is the description of the readers, without the words that introduce it.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from kgraph.extract.prose import prose
+from kgraph.model import Entry, Kind, Mention
+
+READERS = r"(?:工程师|同学|开发者|贡献者|读者|维护者|研究者|团队|reviewer|人)"
+ROLE_VERB = r"(?:负责|做|在做|关注|维护|从事|研究|排查过|使用|开发|参与|接触)"
+INTRODUCER = r"(?:尤其是|尤其适合|尤其面向|尤其|特别是|面向|适合|推荐给|对于?)"
+CLAUSE_CHARS = r"[^。；;，,！!？?\n]"
+ZH = regex.compile(
+    rf"(?:{INTRODUCER}\s*)?(?P<who>(?:{ROLE_VERB}{CLAUSE_CHARS}{{1,60}}?"
+    rf"|{CLAUSE_CHARS}{{1,40}}?(?:相关|方向)的?)\s*{READERS})"
+)
+EN = regex.compile(
+    r"\b(?P<who>(?:anyone|engineers?|people|those|maintainers?|reviewers?|contributors?|readers?)\s+"
+    r"(?:who|working on|maintaining|touching|that)\b[^.;!?\n]{3,80}"
+    r"|if you (?:touch|maintain|own|work on|debug|review)\b[^.;!?\n]{3,80})",
+    regex.IGNORECASE,
+)
+# Words that may open the description without belonging to it (`match` anchors at `pos`).
+LEADING = regex.compile(rf"(?:{INTRODUCER}|值得精读|建议精读|可快速浏览)\s*")
+
+
+def extract_audience(entry: Entry) -> list[Mention]:
+    masked = prose(entry.text).masked
+    mentions = []
+    for pattern in (ZH, EN):
+        for match in pattern.finditer(masked):
+            start, end = match.span("who")
+            while lead := LEADING.match(masked, start, end):
+                if lead.end() == start:
+                    break
+                start = lead.end()
+            surface = entry.text[start:end].strip()
+            if len(surface) < 4:
+                continue
+            start = entry.text.index(surface, start)
+            mentions.append(
+                Mention(
+                    Kind.AUDIENCE, " ".join(surface.split()), surface, start, start + len(surface)
+                )
+            )
+    return sorted(mentions)

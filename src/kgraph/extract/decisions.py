@@ -1,0 +1,362 @@
+"""Design decisions: what a review says the PR chose, and what it chose against.
+
+A review states a decision in a few recognisable forms:
+
+- a contrast: `X 而非 Y`, `X 而不是 Y`, `用 X 替代 Y`, `X，比 Y 更…`, `X rather than Y`,
+  `X instead of Y` (Y is kept as the rejected alternative);
+- a quoted statement that the review presents as a decision: after a cue ("核心决策是「…」",
+  "The design choice is to "…""), before one ("“状态作用域”设计"), in a sentence about
+  decisions, with a contrast of its own («…，而不是…»), or long enough to state a position;
+- a numbered list introduced as decisions: `一是…；二是…`, `(1) … (2) …`, `(a) … (b) …`.
+
+Quoted text that is not a decision — a reading order, an error message, the name of a
+state, something the review warns against («不要「顺手统一」») — stays out. The `key` of a
+mention is the decision as written without its quote marks; `detail` the rejected
+alternative.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+
+import regex
+
+from kgraph.extract.prose import PAIRED_QUOTES, Prose, Quote, Span, overlap, prose, tokens
+from kgraph.model import Entry, Field, Kind, Mention
+
+# Contrast markers. 替代/取代/代替 state a decision only as `用 X 替代 Y`.
+CONTRAST = regex.compile(
+    r"而非|而不是|\brather than\b|\binstead of\b"
+    r"|(?<=(?:用|以|改用)[^，,；;。]{1,40})(?:替代|取代|代替)",
+    regex.IGNORECASE,
+)
+# `「X」，而不是 Y` and `X，比 Y 更稳妥`: a contrast that opens the clause after the decision.
+CONTRAST_AT_START = regex.compile(
+    r"(?:而非|而不是|rather than|instead of)\s*(?P<rejected>.*)|比(?P<worse>[^，,；;。]{1,40}?)更",
+    regex.IGNORECASE | regex.DOTALL,
+)
+# Inside a quote, "no longer" and "not" also make the quote a stance rather than a name.
+QUOTE_CONTRAST = regex.compile(
+    r"而非|而不是|不再|rather than|instead of|\bnot\b|\bnever\b", regex.IGNORECASE
+)
+# A sentence about decisions; and cues right before or after a quote.
+DECISION_SENTENCE = regex.compile(r"决策|取舍|\bdecisions?\b|\bdesign choices?\b", regex.IGNORECASE)
+CUE_BEFORE = regex.compile(
+    r"(?:决策|设计上|设计|做法|原则|规则|约束|判断|选择|取舍|思路|约定)(?:是|为|上是|就是)?\s*[:：]?\s*$"
+    r"|(?:decision|design choice|choice|rule|principle|approach|guideline)s?\b[^.;:]{0,30}$",
+    regex.IGNORECASE,
+)
+CUE_AFTER = regex.compile(
+    r"\s*(?:的|这一|这个)?[^，,；;。]{0,6}?(?:设计|原则|约定|思路|做法|决策)", regex.IGNORECASE
+)
+# Words before a quote (in its clause) that make it something other than a decision.
+NOT_A_DECISION = regex.compile(
+    r"不要|不应|避免|为什么|理解|按\s*$|即\s*$|表示|区分|标记"
+    r"|\bmeans?\b|\berror\b|\bmessage\b|\bcalled\b|\bnamed\b|\blabel",
+    regex.IGNORECASE,
+)
+# Sentences about the old code or a suggestion do not state the PR's decision.
+OLD_OR_SUGGESTED = regex.compile(
+    r"过去|原来|原先|以前|此前|旧代码|旧逻辑|可考虑|可以考虑|考虑把|建议把|建议将"
+    r"|\bused to\b|\bpreviously\b|\bformerly\b|\bconsider\b|\bcould\b|\bshould\b",
+    regex.IGNORECASE,
+)
+
+# Numbered items: 一是/二是, (1)/(2), (a)/(b), ①/②. The list must be introduced as decisions.
+ITEM_MARKER = regex.compile(
+    r"(?<=^|[\s：:；;，,。])(?:(?P<zh>[一二三四五六七八九十])是"
+    r"|[(（](?P<num>[1-9])[)）]|[(（](?P<abc>[a-h])[)）]|(?P<circled>[①-⑨]))"
+)
+LIST_INTRODUCTION = regex.compile(r"决策|取舍|decisions?|design choices?", regex.IGNORECASE)
+# A clause that explains, motivates or qualifies the item rather than stating it.
+EXPLANATION = regex.compile(
+    r"^(?:从而|以便|以免|以及|使得?|这是|这|它(?!决定)|其|因为|因此|所以|理由|避免|防止|目的|"
+    r"代价|即|对应|阅读|建议|为什么|理解|也|并|否则|具体|例如|比如|是|但|不过|如何|"
+    r"so\b|which\b|this\b|that\b|because\b|to avoid\b|but\b|e\.g\.)",
+    regex.IGNORECASE,
+)
+CONTINUATION = regex.compile(r"并(?:且)?(?:以|通过|用|把|将|让)")
+ACTION = regex.compile(r"^(?:用|把|将|以|通过|让|改用|改为)")
+TEST_ITEM = regex.compile(
+    r"\s*(?:(?:新增|新的|对应的?)?(?:测试|单测|用例)|tests?\b)", regex.IGNORECASE
+)
+LEADING_FILLER = regex.compile(
+    r"^(?:(?:也|并且?|同时|顺带|而且|另外|(?:and|also|which|so)\b)\s*)+", regex.IGNORECASE
+)
+TRAILING_PARENTHESIS = regex.compile(r"\s*[（(][^（）()]*[)）]\s*$")
+TERM_TOKENS = 4  # a quote this short is a term inside a decision, not the decision
+STATEMENT_TOKENS = 15  # a quote this long states a position even without a cue
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Candidate:
+    start: int
+    end: int
+    rejected: str = ""
+
+
+def extract_decisions(entry: Entry) -> list[Mention]:
+    """Decisions of the summary, then those of the title that the summary does not repeat."""
+    body = _mentions(entry.text, Field.TEXT)
+    title = [
+        m
+        for m in _mentions(entry.title, Field.TITLE)
+        if not any(overlap(m.key, b.key) >= 0.5 for b in body)
+    ]
+    return body + title
+
+
+def _mentions(text: str, field: Field) -> list[Mention]:
+    p = prose(text)
+    found: list[Candidate] = []
+    for start, end in p.sentences():
+        found.extend(_in_sentence(p, start, end))
+    mentions: list[Mention] = []
+    for c in _outermost(found):
+        start, end = _trim(p.text, c.start, c.end)
+        if end - start < 2 or not tokens(p.text[start:end]):
+            continue
+        surface = p.text[start:end]
+        mentions.append(
+            Mention(
+                Kind.DECISION, " ".join(surface.split()), surface, start, end, field, c.rejected
+            )
+        )
+    return mentions
+
+
+def _in_sentence(p: Prose, start: int, end: int) -> list[Candidate]:
+    found: list[Candidate] = []
+    items = _decision_items(p, start, end)
+    for item in items:
+        found.extend(_from_item(p, item))
+    in_items = [(i.marker, i.end) for i in items]
+
+    def free(position: int) -> bool:
+        return not any(a <= position < b for a, b in in_items)
+
+    sentence = p.masked[start:end]
+    decision_sentence = bool(DECISION_SENTENCE.search(sentence))
+    clauses = p.clauses(start, end)
+    stated_before = False
+    for clause in clauses:
+        if not free(clause.start):
+            continue
+        stated = _from_clause(p, clause, start, decision_sentence, in_list=False)
+        if not stated and stated_before and CONTINUATION.match(p.masked, clause.start, clause.end):
+            stated = [Candidate(clause.start, clause.end)]  # "「X」，并以 Y 兼容 Z"
+        found.extend(stated)
+        stated_before = bool(stated)
+    # `「X」，而不是 Y`: a contrast opening a clause belongs to the clause before it.
+    for before, after in pairwise(clauses):
+        lead = CONTRAST_AT_START.match(p.masked, after.start, after.end)
+        if not lead or not free(after.start) or OLD_OR_SUGGESTED.search(sentence):
+            continue
+        worse = lead.span("worse") if lead.group("worse") else (lead.start("rejected"), after.end)
+        rejected = _unquoted(p.text[worse[0] : worse[1]])
+        quote = _last_quote(p, before)
+        if quote is not None:
+            found.append(Candidate(quote.inner_start, quote.inner_end, rejected))
+        else:
+            found.append(Candidate(before.start, after.end, rejected))
+    return found
+
+
+def _from_clause(
+    p: Prose, clause: Span, sentence_start: int, decision_sentence: bool, in_list: bool
+) -> list[Candidate]:
+    """A contrast, and the decision quotes, of one clause."""
+    found: list[Candidate] = []
+    quotes = [q for q in p.quotes_in(clause.start, clause.end) if _not_negated(p, clause, q)]
+    contrast = _contrast(p, clause)
+    if contrast is not None:
+        quoted = any(q.inner_start <= contrast.start() < q.inner_end for q in quotes)
+        if in_list or quoted or not OLD_OR_SUGGESTED.search(p.masked[sentence_start : clause.end]):
+            found.append(_contrast_decision(p, clause, contrast, quotes))
+            # other quotes the review marks as decisions: '"A 而非 B" + "C"的设计'
+            found.extend(
+                Candidate(q.inner_start, q.inner_end)
+                for q in quotes
+                if _cued(p, q, sentence_start) and not _inside(q, found[0])
+            )
+        return found
+    decisive = [q for q in quotes if in_list or _decisive(p, q, sentence_start, decision_sentence)]
+    if decisive:
+        found.append(_quote_decision(p, clause, decisive, sentence_start))
+    return found
+
+
+def _inside(q: Quote, c: Candidate) -> bool:
+    return c.start <= q.inner_start and q.inner_end <= c.end
+
+
+def _contrast(p: Prose, clause: Span) -> regex.Match[str] | None:
+    """The clause's first contrast marker; one opening the clause belongs to the clause before."""
+    for match in CONTRAST.finditer(p.masked, clause.start, clause.end):
+        if match.start() != clause.start:
+            return match
+    return None
+
+
+def _contrast_decision(
+    p: Prose, clause: Span, marker: regex.Match[str], quotes: list[Quote]
+) -> Candidate:
+    """`X 而非 Y`: the quote holding the contrast, a stated quote in X, or the whole segment."""
+    holder = next((q for q in quotes if q.inner_start <= marker.start() < q.inner_end), None)
+    if holder is not None:
+        return Candidate(
+            holder.inner_start, holder.inner_end, _rejected(p, marker, holder.inner_end)
+        )
+    left, right = p.enclosing(marker.start())
+    start, end = max(left, clause.start), min(right, clause.end)
+    if (left, right) != (0, len(p.text)):  # a contrast inside brackets: its 、-segment
+        for piece in p.clauses(left, right, split_enumeration=True):
+            if piece.start <= marker.start() < piece.end:
+                start, end = piece.start, piece.end
+    stated = [
+        q
+        for q in quotes
+        if start <= q.start and q.end <= marker.start() and len(tokens(_inner(p, q))) > TERM_TOKENS
+    ]
+    if len(stated) == 1:
+        return Candidate(stated[0].inner_start, stated[0].inner_end, _rejected(p, marker, end))
+    return Candidate(start, end, _rejected(p, marker, end))
+
+
+def _rejected(p: Prose, marker: regex.Match[str], end: int) -> str:
+    return _unquoted(p.text[marker.end() : end])
+
+
+def _unquoted(text: str) -> str:
+    """Without edge blanks and punctuation, and without quote marks around the whole."""
+    text = text.strip().rstrip("。.,，;；:：")
+    for opener, closer in (*PAIRED_QUOTES.items(), ('"', '"'), ("'", "'")):
+        if len(text) > 2 and text[0] == opener and text[-1] == closer:
+            inner = text[1:-1]
+            if opener not in inner and closer not in inner:
+                return inner
+    return text
+
+
+def _quote_decision(p: Prose, clause: Span, quotes: list[Quote], sentence_start: int) -> Candidate:
+    """One stated quote is the decision; several, or a short term inside a clause
+    («把「估算等于实测」写成断言»), make the clause the decision."""
+    if len(quotes) == 1:
+        (q,) = quotes
+        before = p.masked[clause.start : q.start]
+        term = len(tokens(_inner(p, q))) <= TERM_TOKENS or regex.search(r"(?:把|将|从)\s*$", before)
+        if (
+            not term
+            or (q.start, q.end) == (clause.start, clause.end)
+            or _cued(p, q, sentence_start)
+        ):
+            return Candidate(q.inner_start, q.inner_end)
+    return Candidate(clause.start, clause.end)
+
+
+def _decisive(p: Prose, q: Quote, sentence_start: int, decision_sentence: bool) -> bool:
+    inner = _inner(p, q)
+    size = len(tokens(inner))
+    if (QUOTE_CONTRAST.search(inner) and size > TERM_TOKENS) or size >= STATEMENT_TOKENS:
+        return True
+    return _cued(p, q, sentence_start) or decision_sentence
+
+
+def _cued(p: Prose, q: Quote, sentence_start: int) -> bool:
+    """A decision cue right before the quote ("决策是「") or right after it ("」的设计")."""
+    if CUE_BEFORE.search(p.masked[max(sentence_start, q.start - 40) : q.start]):
+        return True
+    return bool(CUE_AFTER.match(p.masked, q.end, min(len(p.text), q.end + 12)))
+
+
+def _not_negated(p: Prose, clause: Span, q: Quote) -> bool:
+    return not NOT_A_DECISION.search(p.masked[clause.start : q.start])
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Item:
+    marker: int
+    start: int  # after the marker
+    end: int
+
+
+def _decision_items(p: Prose, start: int, end: int) -> list[Item]:
+    """Items of a numbered list (two or more markers of one style) introduced as decisions."""
+    markers = [m for m in ITEM_MARKER.finditer(p.masked, start, end) if p.depth[m.start()] == 0]
+    if len(markers) < 2:
+        return []
+    style = markers[0].lastgroup
+    markers = [m for m in markers if m.lastgroup == style]
+    introduction = p.masked[max(0, markers[0].start() - 80) : markers[0].start()]
+    if len(markers) < 2 or not LIST_INTRODUCTION.search(introduction.rsplit("\n", 1)[-1]):
+        return []
+    return [
+        Item(m.start(), m.end(), markers[i + 1].start() if i + 1 < len(markers) else end)
+        for i, m in enumerate(markers)
+    ]
+
+
+def _from_item(p: Prose, item: Item) -> list[Candidate]:
+    """An item's decisions: its contrasts and stated quotes, else its leading statement
+    (after a `label——`), continued by clauses that start with an action (用/把/通过…)."""
+    found: list[Candidate] = []
+    opening = True
+    previous_described = False
+    test_item = bool(TEST_ITEM.match(p.masked, item.start, item.end))
+    for clause in p.clauses(item.start, item.end):
+        if clause.separator == "——" and opening:
+            continue  # a label: "闭区间语义——…"
+        head = p.masked[clause.start : clause.end]
+        explained = bool(EXPLANATION.match(head))
+        stated = [] if explained else _from_clause(p, clause, item.start, True, in_list=True)
+        if stated:
+            found.extend(stated)
+            previous_described = False
+        elif opening and not explained and not test_item:
+            found.append(Candidate(clause.start, clause.end))
+            previous_described = True
+        elif previous_described and ACTION.match(head):
+            found.append(Candidate(clause.start, clause.end))
+        else:
+            previous_described = False
+        opening = False
+    return found
+
+
+def _last_quote(p: Prose, clause: Span) -> Quote | None:
+    quotes = p.quotes_in(clause.start, clause.end)
+    if quotes and p.text[quotes[-1].end : clause.end].strip() == "":
+        return quotes[-1]
+    return None
+
+
+def _inner(p: Prose, q: Quote) -> str:
+    return p.text[q.inner_start : q.inner_end]
+
+
+def _outermost(candidates: list[Candidate]) -> list[Candidate]:
+    """Drop a candidate inside another; of identical spans keep one with a rejected
+    alternative (the order is total, so the choice never depends on hashing)."""
+    ordered = sorted(set(candidates), key=lambda c: (c.start, -c.end, c.rejected == "", c.rejected))
+    kept: list[Candidate] = []
+    for c in ordered:
+        if any(k.start <= c.start and c.end <= k.end for k in kept):
+            continue
+        kept.append(c)
+    return kept
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    """Without leading fillers (也, 并, and…), a trailing parenthesis or punctuation."""
+    segment = text[start:end]
+    if lead := LEADING_FILLER.match(segment):
+        start += lead.end()
+    segment = text[start:end]
+    if (tail := TRAILING_PARENTHESIS.search(segment)) and tail.start() > 0:
+        end = start + tail.start()
+    while end > start and text[end - 1] in " \t。.,，;；:：、":
+        end -= 1
+    while start < end and text[start] in " \t":
+        start += 1
+    return start, end

@@ -1,0 +1,108 @@
+"""People: GitHub users a review names, with their role when the review states it.
+
+`@name` is always a handle. A bare name counts only where the review says who it is: next
+to a role word (作者 X, X 作为共同作者, reviewer X, X co-authored, reviewed by X) or as a
+participant of the review ("review 中 X 与作者…"). The role is normalised to author,
+co-author, reviewer or maintainer.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from kgraph.extract.prose import prose
+from kgraph.model import Entry, Field, Kind, Mention
+
+HANDLE = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
+# Role words: nouns name a role ("reviewer X", "X 作为共同作者"); verbs say what someone did
+# ("X co-authored", "reviewed by X"), so a verb is never followed by the handle directly.
+ROLE_NOUNS = {
+    "co-author": r"共同作者|合著者|合作者|co-?authors?",
+    "author": r"作者|authors?",
+    "reviewer": r"审阅者|审稿人|评审人?|reviewers?",
+    "maintainer": r"维护者|maintainers?",
+}
+ROLE_VERBS = {
+    "co-author": r"co-?authored",
+    "author": r"authored|wrote|written",
+    "reviewer": r"reviewed|approved",
+    "maintainer": r"maintained",
+}
+
+
+def _roles(words: dict[str, str], suffix: str) -> str:
+    return "|".join(f"(?P<{k.replace('-', '_')}{suffix}>{v})" for k, v in words.items())
+
+
+AT_HANDLE = regex.compile(rf"(?<![\w@.])@(?P<handle>{HANDLE})(?![\w@])")
+BARE = (
+    # 作者 X, reviewer X, reviewed by X
+    regex.compile(
+        rf"(?:(?:{_roles(ROLE_NOUNS, '')})\s*(?:是|为|:|：)?|(?:{_roles(ROLE_VERBS, '_v')})\s+by)"
+        rf"\s*@?(?<![A-Za-z0-9-])(?P<handle>{HANDLE})(?![\w@])",
+        regex.IGNORECASE,
+    ),
+    # X 作为共同作者, X co-authored, X (reviewer)
+    regex.compile(
+        rf"(?<![\w@.])@?(?P<handle>{HANDLE})(?![\w-])\s*(?:作为|是|担任|[(（])?\s*"
+        rf"(?:{_roles(ROLE_NOUNS, '')}|{_roles(ROLE_VERBS, '_v')})(?![A-Za-z])",
+        regex.IGNORECASE,
+    ),
+    # review 中 X 与作者…: a participant of the review
+    regex.compile(
+        rf"(?:review|评审|审阅)\s*(?:中|里|时)\s*@?(?P<handle>{HANDLE})(?P<reviewer>)",
+        regex.IGNORECASE,
+    ),
+)
+NOT_HANDLES = frozenset(
+    """a an the this that these those it its he she they them his her their we you i me my our
+    and or of in on at to by for from with as is are was were be been being has have had do does
+    did not no so but if then than also who whom which what when where why how all any each
+    both one two new old pr prs review reviews reviewer reviewers author authors code commit
+    patch change changes fix test tests issue issues team people user users maintainer
+    maintainers final shape version original""".split()
+)
+
+
+def extract_people(entry: Entry) -> list[Mention]:
+    """Handles with `detail` = the role, or "" when the text does not say."""
+    masked = prose(entry.text).masked
+    found: dict[str, Mention] = {}
+    for match in AT_HANDLE.finditer(masked):
+        _add(found, entry.text, match, _role_near(masked, match.start(), match.end()))
+    for pattern in BARE:
+        for match in pattern.finditer(masked):
+            if masked[max(0, match.start("handle") - 1)] == "@":
+                continue  # an @handle, read above with its exact span
+            _add(found, entry.text, match, _role_of(match))
+    return sorted(found.values())
+
+
+def _add(found: dict[str, Mention], text: str, match: regex.Match[str], role: str) -> None:
+    handle = match.group("handle")
+    if handle.casefold() in NOT_HANDLES or handle.isdigit() or handle.endswith("-"):
+        return
+    start, end = match.span("handle")
+    if text[start - 1 : start] == "@":
+        start -= 1
+    mention = Mention(Kind.PERSON, handle, text[start:end], start, end, Field.TEXT, role)
+    old = found.get(handle.casefold())
+    if old is None or (not old.detail and role):
+        found[handle.casefold()] = mention
+
+
+def _role_of(match: regex.Match[str]) -> str:
+    groups = match.groupdict()
+    for role in ROLE_NOUNS:
+        name = role.replace("-", "_")
+        if groups.get(name) is not None or groups.get(name + "_v") is not None:
+            return role
+    return ""
+
+
+def _role_near(masked: str, start: int, end: int) -> str:
+    window = masked[max(0, start - 12) : start] + " " + masked[end : end + 12]
+    for role in ROLE_NOUNS:
+        if regex.search(f"{ROLE_NOUNS[role]}|{ROLE_VERBS[role]}", window, regex.IGNORECASE):
+            return role
+    return ""

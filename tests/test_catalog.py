@@ -1,0 +1,180 @@
+"""The pattern catalog and the topic table: what they must carry, and how users extend them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import SCHEMAS
+from kgraph.catalog import CatalogError, builtin_knowledge, load_knowledge
+from kgraph.extract.patterns import extract_patterns
+from kgraph.model import Entry
+
+REQUIRED_IDS = """single-source-of-truth explicit-state-machine lazy-invalidation atomic-rollback
+decoupling backward-compatible-evolution fail-fast-validation validate-at-boundary
+lenient-config-parsing sentinel-value invariant-as-assertion parametrized-test-matrix
+deterministic-concurrency-test negative-control extend-existing-api identity-over-position
+explicit-over-inferred-config config-inference request-coalescing graceful-degradation
+scoped-state copy-with-override plugin-registry bounded-estimate partial-retry
+single-effect-path ordering-constraint capability-on-type""".split()
+CATALOG_IDS = sorted(p.id for p in builtin_knowledge().patterns)
+
+PREFIXES = """@prefix kg: <https://w3id.org/kgraph/ns#> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+@prefix ex: <https://example.org/> .
+"""
+
+
+def test_catalog_carries_every_required_pattern() -> None:
+    assert set(REQUIRED_IDS) <= set(CATALOG_IDS)
+
+
+@pytest.mark.parametrize("pattern_id", CATALOG_IDS)
+def test_catalog_pattern_is_described_in_both_languages(pattern_id: str) -> None:
+    pattern = builtin_knowledge().pattern(pattern_id)
+    assert pattern is not None
+    assert {t.lang for t in pattern.labels} == {"en", "zh"}
+    assert {t.lang for t in pattern.definitions} == {"en", "zh"}
+    assert all(len(t.text) > 20 for t in pattern.definitions)
+    assert pattern.scheme == "kgraph design patterns"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize("pattern_id", CATALOG_IDS)
+def test_catalog_pattern_has_a_cue_in_each_language_that_fires(pattern_id: str, lang: str) -> None:
+    """The catalog's own example sentence of each language is recognised by a cue of that
+    language, and extraction finds the pattern in it with the evidence around the cue."""
+    pattern = builtin_knowledge().pattern(pattern_id)
+    assert pattern is not None
+    (example,) = [t.text for t in pattern.examples if t.lang == lang]
+    cues = [
+        c
+        for c in pattern.cues
+        if c.lang == lang and c.source not in {t.text for t in pattern.labels}
+    ]
+    assert any(c.pattern.search(example) for c in cues), f"no {lang} cue of {pattern_id} fires"
+    found = [
+        m
+        for m in extract_patterns(Entry("d", 1, "t", example), builtin_knowledge())
+        if m.key == pattern_id
+    ]
+    assert found and all(example[m.start : m.end] == m.surface for m in found)
+
+
+def test_catalog_cue_inside_a_suggestion_is_no_evidence() -> None:
+    knowledge = builtin_knowledge()
+    text = "建议对 `AsyncLookupManager` 增加一条断言，要求回收后队列为空。"
+    assert not [m for m in extract_patterns(Entry("d", 1, "t", text), knowledge)]
+    text = "新增一条断言，要求回收后队列为空。"
+    assert [m.key for m in extract_patterns(Entry("d", 1, "t", text), knowledge)] == [
+        "invariant-as-assertion"
+    ]
+
+
+def test_catalog_user_file_adds_a_pattern_and_extends_an_existing_one(tmp_path: Path) -> None:
+    user = tmp_path / "mine.ttl"
+    user.write_text(
+        PREFIXES
+        + """ex:scheme a skos:ConceptScheme ; skos:prefLabel "team patterns"@en .
+ex:circuit-breaker a kg:DesignPattern, skos:Concept ; skos:inScheme ex:scheme ;
+    skos:notation "circuit-breaker" ; skos:prefLabel "Circuit breaker"@en, "熔断"@zh ;
+    kg:cue "熔断(器|机制)"@zh, "\\\\btrips? the breaker\\\\b"@en .
+ex:more a kg:DesignPattern ; skos:notation "decoupling" ; skos:altLabel "各走各的"@zh .
+""",
+        "utf-8",
+    )
+    knowledge = load_knowledge([user])
+    breaker = knowledge.pattern("circuit-breaker")
+    assert breaker is not None and breaker.scheme == "team patterns"
+    assert len(knowledge.patterns) == len(CATALOG_IDS) + 1
+
+    def ids(text: str) -> list[str]:
+        return [m.key for m in extract_patterns(Entry("d", 1, "t", text), knowledge)]
+
+    assert ids("下游超时后熔断器打开，请求直接返回。") == ["circuit-breaker"]
+    assert ids("After three timeouts the client trips the breaker.") == ["circuit-breaker"]
+    assert ids("存储与传输从此各走各的。") == ["decoupling"]
+    builtin = extract_patterns(Entry("d", 1, "t", "存储与传输从此各走各的。"), builtin_knowledge())
+    assert builtin == []
+
+
+@pytest.mark.parametrize(
+    "body, line, message",
+    [
+        (
+            'ex:a a kg:DesignPattern ; skos:notation "a" ;\n    kg:cue "(unclosed"@en .\n',
+            5,
+            "not a valid expression",
+        ),
+        (
+            'ex:a a kg:DesignPattern ;\n    skos:prefLabel "A"@en .\n',
+            4,
+            "exactly one skos:notation",
+        ),
+        (
+            'ex:a a kg:DesignPattern ; skos:notation "a" ;\n    kg:cue "unterminated .\n',
+            5,
+            "not valid Turtle",
+        ),
+    ],
+)
+def test_catalog_errors_name_file_and_line(
+    tmp_path: Path, body: str, line: int, message: str
+) -> None:
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(PREFIXES + body, "utf-8")
+    with pytest.raises(CatalogError) as caught:
+        load_knowledge([bad])
+    assert str(caught.value).startswith(f"{bad}:{line}: error: ")
+    assert message in str(caught.value)
+
+
+def test_catalog_missing_file_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(CatalogError, match="no such file"):
+        load_knowledge([], [tmp_path / "nope.ttl"])
+
+
+def test_catalog_file_without_patterns_or_topics_is_an_error_not_a_no_op(tmp_path: Path) -> None:
+    """A file whose concepts lack the kgraph class would otherwise change nothing, silently."""
+    plain = tmp_path / "plain.ttl"
+    plain.write_text(
+        PREFIXES + 'ex:a a skos:Concept ; skos:notation "a" ; kg:cue "x"@en .\n', "utf-8"
+    )
+    with pytest.raises(CatalogError, match=r"plain\.ttl:1: error: no kg:DesignPattern"):
+        load_knowledge([plain])
+    with pytest.raises(CatalogError, match=r"plain\.ttl:1: error: no kg:Topic"):
+        load_knowledge([], [plain])
+
+
+def test_topics_alias_table_folds_spellings_into_one_topic() -> None:
+    knowledge = builtin_knowledge()
+    assert knowledge.canonical_topic("PD") == "P/D"
+    assert knowledge.canonical_topic("P/D disaggregation") == "P/D"
+    assert knowledge.canonical_topic("KV offload") == "KV Offload"
+    assert knowledge.canonical_topic("shm") == "shared memory"
+    assert knowledge.canonical_topic("Unlisted") == "Unlisted"
+    topic = knowledge.topic("P/D")
+    assert topic is not None and "PD" in topic.aliases
+
+
+def test_topics_user_table_adds_aliases_and_takes_over_redefined_ones(tmp_path: Path) -> None:
+    user = tmp_path / "topics.ttl"
+    user.write_text(
+        PREFIXES
+        + """ex:pd a kg:Topic ; skos:prefLabel "P/D" ; skos:altLabel "prefill-decode split" .
+ex:dis a kg:Topic ; skos:prefLabel "Disaggregation" ; skos:altLabel "PD" .
+""",
+        "utf-8",
+    )
+    knowledge = load_knowledge([], [user])
+    assert knowledge.canonical_topic("prefill-decode split") == "P/D"
+    assert knowledge.canonical_topic("PD") == "Disaggregation"
+    pd = knowledge.topic("P/D")
+    assert pd is not None and "PD" not in pd.aliases
+
+
+def test_topics_table_file_is_the_packaged_one() -> None:
+    assert (SCHEMAS / "topics.ttl").read_text("utf-8").count("a kg:Topic") == len(
+        builtin_knowledge().topics
+    )
