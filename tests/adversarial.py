@@ -186,6 +186,13 @@ ADVERSARIAL_TEXTS: dict[str, Callable[[], str]] = {
     "markdown-links": lambda: "[#1](" * 20_000 + "[a](" * 20_000,
     "title-numbers": lambda: "(#1)" * 20_000 + " #1" * 20_000,
     "html-and-quotes": lambda: '<script>"\\' * 20_000,
+    # the shapes the design extractors (decisions, people, audience…) read
+    "quoted-clauses": lambda: "「决策」，" * 20_000,
+    "quoted-sentences": lambda: "决策是「x」。" * 20_000,
+    "numbered-decisions": lambda: "决策：(1) 用 X 而非 Y；(2) 「a」的设计；" * 5_000,
+    "contrasts": lambda: "用 A 替代 B，" * 10_000 + '"use a lock" rather than "a queue", ' * 2_000,
+    "people-and-roles": lambda: "作者 alice, reviewer bob, @carol 作为共同作者 " * 4_000,
+    "audience-introducers": lambda: "尤其是尤其适合负责" * 15_000,
 }
 
 

@@ -9,6 +9,7 @@ by these same tests once merged. Timings run in a forked child with a hard timeo
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from typing import Any
 
@@ -27,33 +28,44 @@ from adversarial import (
 )
 from conftest import build
 from kgraph.extract import EXTRACTORS, Extractor, extract
+from kgraph.limits import MAX_READ_CHARS
 
 PATTERNS = module_patterns()
 SHORT, LONG = 2_000, 8_000  # characters: a quadratic pattern takes 16x longer at LONG
 SUSPECT = 0.002  # seconds at SHORT: linear patterns take microseconds
+CONFIRMED = 5  # the slowest pumps, timed again at LONG
+SCAN_BUDGET = 4.0  # seconds for the first pass over one pattern's pumps
 EXTRACTOR_BUDGET = 5.0  # seconds for one extractor on one ~150,000-character entry
 
 
 def _assert_linear(pattern: Any) -> None:
-    """Run in the child: time each pumped input at SHORT; when slow, again at LONG.
+    """Run in the child: time each pumped input at SHORT; the slowest again at LONG.
 
-    Linear time grows 4x from SHORT to LONG and quadratic 16x; the 50 ms floor keeps a
-    linear pattern that a busy machine made look slow from failing. Stops at the first
-    finding: a quadratic pattern is slow on many pumps.
+    Linear time grows 4x from SHORT to LONG and quadratic 16x; the 50 ms floor and the best
+    of three runs keep a linear pattern that a busy machine made look slow from failing.
+    Only the slowest pumps are timed again (a quadratic one is among them), and the first
+    pass stops after SCAN_BUDGET seconds, so a slow but linear pattern costs seconds too.
     """
-    slow: list[str] = []
+    timed = []
+    started = time.perf_counter()
     for prefix, pump in pumps(pattern):
-        short = _seconds(pattern, pumped(prefix, pump, SHORT))
-        if short <= SUSPECT:
-            continue
-        long = _seconds(pattern, pumped(prefix, pump, LONG))
-        if long > 0.05 and long > 6 * short:
-            slow.append(
-                f"{prefix!r} + {pump!r} * n + NUL: {short * 1e3:.1f} ms at {SHORT} characters, "
-                f"{long * 1e3:.1f} ms at {LONG}"
-            )
+        timed.append((_seconds(pattern, pumped(prefix, pump, SHORT)), prefix, pump))
+        if time.perf_counter() - started > SCAN_BUDGET:
             break
-    assert not slow, "superlinear:\n" + "\n".join(slow)
+    for short, prefix, pump in sorted(timed, reverse=True)[:CONFIRMED]:
+        if short <= SUSPECT:
+            break
+        long = _seconds(pattern, pumped(prefix, pump, LONG))
+        if long > 0.05 and long > 8 * short:  # again, the best of three
+            short, long = (
+                min(_seconds(pattern, pumped(prefix, pump, n)) for _ in range(3))
+                for n in (SHORT, LONG)
+            )
+        if long > 0.05 and long > 8 * short:
+            raise AssertionError(
+                f"superlinear: {prefix!r} + {pump!r} * n + NUL: {short * 1e3:.1f} ms at "
+                f"{SHORT} characters, {long * 1e3:.1f} ms at {LONG}"
+            )
 
 
 def _seconds(pattern: Any, text: str) -> float:
@@ -129,7 +141,8 @@ def test_extract_ten_thousand_spans_in_one_entry_are_all_classified() -> None:
 
 
 def test_cli_builds_a_single_20_mb_line_in_seconds(tmp_path) -> None:
-    """A 20 MB summary line of prose with stray backticks, code spans and references."""
+    """A 20 MB summary line of prose with stray backticks, code spans and references: read
+    whole into the graph, its mentions taken from the first MAX_READ_CHARS, with a warning."""
     words = "the cache eviction order is settled once per request 修复 淘汰 顺序 and".split()
     pieces, size, i = [], 0, 0
     while size < 20_000_000:
@@ -147,11 +160,27 @@ def test_cli_builds_a_single_20_mb_line_in_seconds(tmp_path) -> None:
     digest = tmp_path / "huge.txt"
     digest.write_text(f"2026-01-01\nA huge summary\n{line}.\n", "utf-8")
     start = time.perf_counter()
-    code, _, stderr = build([str(digest)], tmp_path / "out", "--only", "json", "--only", "ntriples")
+    code, _, stderr = build([str(digest)], tmp_path / "out")
     seconds = time.perf_counter() - start
     assert code == 0, stderr
     assert seconds < 60, f"a 20 MB line took {seconds:.0f}s"
+    assert (
+        f"huge.txt:2: warning: entry of 20,000,001 characters: mentions are read from the "
+        f"first {MAX_READ_CHARS:,}" in stderr
+    )
     graph = json.loads((tmp_path / "out" / "graph.json").read_text("utf-8"))
     (entry,) = [n for n in graph["nodes"] if n["kind"] == "Entry"]
     assert entry["text"] == line + "."
-    assert graph["graph"]["counts"]["SourceFile"] > 1000
+    files = [n["path"] for n in graph["nodes"] if n["kind"] == "SourceFile"]
+    assert files and all(f"`{path}`" in line[:MAX_READ_CHARS] for path in files)
+    # pyoxigraph's parsers stop at 16 MiB a token, and rapper's N-Triples reader takes a
+    # minute on a 20 MB line: rapper's Turtle reader checks the literal.
+    run = subprocess.run(
+        ["rapper", "-i", "turtle", "-c", str(tmp_path / "out" / "graph.ttl")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    nt_lines = (tmp_path / "out" / "graph.nt").read_bytes().count(b"\n")
+    assert f"returned {nt_lines} triples" in run.stderr

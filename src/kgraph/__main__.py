@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import sys
 
-from kgraph.interrupt import Interrupted, raise_on_signals
+from kgraph.interrupt import Interrupted, raise_on_signals, signals_held
 
 
 def main() -> None:
     raise_on_signals()
     try:
-        from kgraph.cli import cli  # imported here: loading it takes a while, under the handlers
+        with signals_held():  # loading compiles regexes in `__del__`-laden code: stop after it
+            from kgraph.cli import cli
 
         cli(prog_name="kgraph")
     except Interrupted as stop:

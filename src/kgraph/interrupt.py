@@ -4,19 +4,27 @@ kgraph runs unattended in pipelines, where a build is stopped by SIGTERM as ofte
 Ctrl-C. Both raise `Interrupted` at the point the program had reached, so `finally` blocks
 and the temporary-file cleanup of `export.write_atomic` run; the console script turns it
 into one line on stderr and the shell's exit code 128 + signal number, never a traceback.
+
+Python runs a signal handler between any two bytecodes, even inside a `__del__` method
+(the `regex` module's, while it compiles a pattern), where an exception is printed and
+dropped. So the signal is also remembered, `checkpoint()` — called by the pipeline between
+entries and before each write — raises it again, and the dropped one is not printed.
 """
 
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _held = False  # inside `signals_held`: remember a signal instead of raising it
-_pending: list[int] = []  # the signals remembered
+_pending: list[int] = []  # the signals held back
+_received: list[int] = []  # every signal raised so far, for `checkpoint`
 
 
 class Interrupted(BaseException):
@@ -40,6 +48,13 @@ def raise_on_signals() -> None:
     """From now on SIGINT and SIGTERM raise `Interrupted` (once: a second one kills)."""
     for signum in SIGNALS:
         signal.signal(signum, _handle)
+    sys.unraisablehook = _unraisable
+
+
+def _unraisable(unraisable: Any) -> None:
+    """An `Interrupted` dropped inside `__del__` is raised again by `checkpoint`: no traceback."""
+    if not isinstance(unraisable.exc_value, Interrupted):
+        sys.__unraisablehook__(unraisable)
 
 
 def _handle(signum: int, frame: FrameType | None) -> None:
@@ -48,7 +63,14 @@ def _handle(signum: int, frame: FrameType | None) -> None:
         return
     for other in SIGNALS:  # a second Ctrl-C while cleaning up ends the process at once
         signal.signal(other, signal.SIG_DFL)
+    _received.append(signum)
     raise Interrupted(signum)
+
+
+def checkpoint() -> None:
+    """Raise `Interrupted` again if a signal arrived and its exception was swallowed."""
+    if _received:
+        raise Interrupted(_received[0])
 
 
 @contextmanager

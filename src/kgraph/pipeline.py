@@ -15,6 +15,8 @@ from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all
 from kgraph.extract import EXTRACTORS, extract
 from kgraph.graph import KnowledgeGraph
 from kgraph.ingest import read_inputs
+from kgraph.interrupt import checkpoint
+from kgraph.limits import readable_part
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
 from kgraph.vocab import DEFAULT_BASE
@@ -85,16 +87,21 @@ def build_graph(
                     "the same digest was given twice; "
                     f"its {len(result.entries)} entries are read once",
                     Severity.WARNING,
+                    len(result.entries),  # counted as skipped, so the report adds up
                 )
             )
             read += len(result.entries)
             skipped += len(result.entries)
             continue
         digests.append(result.digest)
-        items.extend(
-            ExtractedEntry(e, result.digest, extract(e, EXTRACTORS, options.link.knowledge))
-            for e in result.entries
-        )
+        for entry in result.entries:
+            checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
+            readable, cut = readable_part(entry)
+            if cut is not None:
+                problems.append(cut)
+            mentions = extract(readable, EXTRACTORS, options.link.knowledge)
+            items.append(ExtractedEntry(entry, result.digest, mentions))
+    checkpoint()
     graph = link(items, digests, options.link)
     return graph, digests, read, skipped, problems
 
@@ -103,6 +110,7 @@ def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = Non
     options = options or BuildOptions()
     started = time.perf_counter()
     graph, digests, read, skipped, problems = build_graph(inputs, options)
+    checkpoint()
     try:
         outputs = export_all(ExportInput(graph, options.base), out_dir, options.exporters)
     except OSError as err:  # a full disk, a read-only folder, -o naming a file's child

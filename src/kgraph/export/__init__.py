@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kgraph.export import html, json_graph, rdf
 from kgraph.graph import KnowledgeGraph
-from kgraph.interrupt import signals_held
+from kgraph.interrupt import checkpoint, signals_held
 
 
 @dataclass
@@ -82,13 +82,20 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
 
     Until the renames, an error, Ctrl-C, SIGTERM or SIGKILL leaves every old file as it was
     (the temporary files are removed, except after SIGKILL: hidden `.NAME.*.tmp` files that
-    nothing reads). SIGINT and SIGTERM are held during the renames, so they never leave a mix
-    of old and new files; SIGKILL may, but each file is whole.
+    nothing reads). SIGINT and SIGTERM are held while a temporary file is created and noted,
+    and during the renames, so they never leave a stray file or a mix of old and new files;
+    SIGKILL may leave a mix, but each file is whole.
     """
     temps: list[tuple[str, Path]] = []
     try:
         for path, data in files:
-            temps.append((_write_temporary(path, data), path))
+            checkpoint()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with signals_held():
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                temps.append((tmp, path))
+            _fill(fd, data)
+        checkpoint()
         with signals_held():
             for tmp, path in temps:
                 os.replace(tmp, path)
@@ -98,21 +105,15 @@ def write_all_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
         raise
 
 
-def _write_temporary(path: Path, data: bytes) -> str:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _fill(fd: int, data: bytes) -> None:
+    """Write and flush to disk, with the permissions a plain `open` would give."""
     umask = os.umask(0)
     os.umask(umask)
-    try:
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return tmp
+    with os.fdopen(fd, "wb") as handle:
+        os.fchmod(handle.fileno(), 0o666 & ~umask)
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def export_all(

@@ -281,7 +281,9 @@ def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
             )
             continue
         title, summary = record.get("title"), record.get("summary")
-        if not isinstance(title, str) or not title.strip():
+        if isinstance(title, str):  # cleaned first: a title of NULs is no title
+            title = _clean(title, "title", source, i, problems).strip()
+        if not isinstance(title, str) or not title:
             problems.append(Problem(source, i, 'missing "title"; entry skipped', Severity.ERROR, 1))
             continue
         if not isinstance(summary, str):
@@ -312,7 +314,6 @@ def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
                 Problem(source, i, f'ignored "number" {quoted(str(number))}: not a PR number')
             )
             number = None
-        title = _clean(title, "title", source, i, problems).strip()
         summary = _clean(summary, "summary", source, i, problems).strip()
         if url and (pull := PULL_URL.search(url)) and repo is None:
             repo = pull.group(1)
