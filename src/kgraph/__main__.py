@@ -1,5 +1,27 @@
-"""`python -m kgraph` is the `kgraph` command."""
+"""`python -m kgraph` and the `kgraph` console script: signal handlers first, then the CLI.
 
-from kgraph.cli import cli
+The handlers are installed before the CLI's heavy imports, so that Ctrl-C or SIGTERM at any
+moment after start-up ends the build with one line on stderr instead of a traceback.
+"""
 
-cli(prog_name="kgraph")
+from __future__ import annotations
+
+import sys
+
+from kgraph.interrupt import Interrupted, raise_on_signals, signals_held
+
+
+def main() -> None:
+    raise_on_signals()
+    try:
+        with signals_held():  # loading compiles regexes in `__del__`-laden code: stop after it
+            from kgraph.cli import cli
+
+        cli(prog_name="kgraph")
+    except Interrupted as stop:
+        sys.stderr.write(stop.message() + "\n")
+        sys.exit(stop.exit_code)
+
+
+if __name__ == "__main__":
+    main()

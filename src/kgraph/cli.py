@@ -1,7 +1,8 @@
 """The `kgraph` command line: click over `kgraph.pipeline`, nothing else.
 
-Exit codes: 0 built cleanly; 1 built, but an entry was skipped or an input could not be
-read (with --strict: any warning); 2 usage error. `query` and `push`: 0 done; 1 the
+Exit codes (kgraph.report): 0 built cleanly; 1 built, but an entry was skipped or an input
+could not be read or an output written (with --strict: any warning); 2 usage error;
+130/143 interrupted by SIGINT/SIGTERM (kgraph.interrupt). `query` and `push`: 0 done; 1 the
 query, the server or the count check failed; 2 usage error (bad options, query syntax,
 unknown named query, missing parameter, no graph in the folder).
 """
@@ -9,6 +10,7 @@ unknown named query, missing parameter, no graph in the folder).
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -23,13 +25,14 @@ from kgraph.export import EXPORTERS, exporter_named, write_atomic
 from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
 from kgraph.export.subgraph import FocusError
 from kgraph.ingest import FORMATS
+from kgraph.interrupt import Interrupted
+from kgraph.iri import is_absolute_iri
 from kgraph.link import LinkOptions
 from kgraph.pipeline import BuildOptions, run
+from kgraph.report import EXIT_UNTRUSTED, EXIT_USAGE, exit_code, render_report, summary_line
 from kgraph.source import SourceError, SourceSpec
 from kgraph.store import GraphNotFound, GraphUnreadable
 from kgraph.vocab import DEFAULT_BASE
-
-EXIT_OK, EXIT_UNTRUSTED, EXIT_USAGE = 0, 1, 2
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -111,6 +114,12 @@ def cli() -> None:
     "cached by commit in OUTPUT/.kgraph/.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write every problem, with the entry counts, to this JSON file.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems.")
 def build(
     inputs: tuple[str, ...],
@@ -124,15 +133,20 @@ def build(
     html_max_nodes: int,
     sources: tuple[SourceSpec, ...],
     strict: bool,
+    report_path: Path | None,
     quiet: bool,
 ) -> None:
     """Read digests and write the graph as Turtle, N-Triples, JSON-LD, JSON and HTML.
 
     INPUTS are digest files, folders (read recursively), glob patterns, or - for stdin.
-    Every problem is printed as FILE:LINE: message on stderr.
+    Every problem is printed as FILE:LINE: severity: message on stderr, then a count.
+    Exit 0: built cleanly; 1: an entry was skipped, or an input could not be read or an
+    output written (with --strict: any warning); 2: usage error.
     """
     if not base.endswith(("/", "#")):
         raise click.BadParameter("must end with '/' or '#'", param_hint="--base")
+    if not is_absolute_iri(base + "x"):
+        raise click.BadParameter("must be an absolute IRI", param_hint="--base")
     exporters = [exporter_named(n) for n in only] if only else list(EXPORTERS)
     try:
         knowledge = load_knowledge(catalogs, topic_tables)
@@ -151,18 +165,24 @@ def build(
         result = run(list(inputs), out_dir, options)
     except SourceError as error:
         raise click.BadParameter(str(error), param_hint="--source") from error
-    except KeyboardInterrupt:
-        click.echo("kgraph: interrupted; previous outputs left as they were", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt:  # SIGINT without the console script's handler (kgraph.__main__)
+        stop = Interrupted(signal.SIGINT)
+        click.echo(stop.message(), err=True)
+        sys.exit(stop.exit_code)
     for problem in result.problems:
         click.echo(str(problem), err=True)
     if not quiet:
         click.echo(result.summary())
     if result.problems:
-        skipped = f", {result.entries_skipped} entries skipped" if result.entries_skipped else ""
-        click.echo(f"kgraph: {len(result.problems)} problem(s){skipped}", err=True)
-    if not result.trusted or (strict and result.problems):
-        sys.exit(EXIT_UNTRUSTED)
+        click.echo(summary_line(result), err=True)
+    code = exit_code(result, strict)
+    if report_path is not None:
+        try:
+            write_atomic(report_path, render_report(result, strict))
+        except OSError as err:
+            click.echo(f"{report_path}:0: error: cannot write the report: {err.strerror}", err=True)
+            code = EXIT_UNTRUSTED
+    sys.exit(code)
 
 
 @cli.command("eval")

@@ -122,11 +122,12 @@ def node_id(*segments: str) -> str:
     """A node id from raw segments, each percent-encoded so the id is always a valid IRI path.
 
     Slashes inside a segment are kept only where the caller passes them as separate
-    segments; "." and ".." are encoded so that no IRI resolver collapses them.
+    segments; "." and ".." are encoded so that no IRI resolver collapses them, and a lone
+    surrogate (from a file name or JSON escape) is encoded byte for byte instead of raising.
     """
     encoded = []
     for segment in segments:
-        piece = quote(segment, safe="-_~.")
+        piece = quote(segment, safe="-_~.", errors="surrogatepass")
         if piece in {"", ".", ".."}:
             piece = piece.replace(".", "%2E") or "%20"
         encoded.append(piece)

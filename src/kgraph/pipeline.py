@@ -15,6 +15,8 @@ from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all
 from kgraph.extract import EXTRACTORS, extract
 from kgraph.graph import KnowledgeGraph
 from kgraph.ingest import read_inputs
+from kgraph.interrupt import checkpoint
+from kgraph.limits import readable_part
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
 from kgraph.source import LoadedSource, SourceIndex, SourceSpec, load_source
@@ -52,7 +54,7 @@ class BuildResult:
 
     @property
     def trusted(self) -> bool:
-        """False when an entry was skipped or an input could not be read."""
+        """False when an entry was skipped, or an input could not be read or an output written."""
         return self.entries_skipped == 0 and not any(
             p.severity is Severity.ERROR for p in self.problems
         )
@@ -102,16 +104,21 @@ def build_graph(
                     "the same digest was given twice; "
                     f"its {len(result.entries)} entries are read once",
                     Severity.WARNING,
+                    len(result.entries),  # counted as skipped, so the report adds up
                 )
             )
             read += len(result.entries)
             skipped += len(result.entries)
             continue
         digests.append(result.digest)
-        items.extend(
-            ExtractedEntry(e, result.digest, extract(e, EXTRACTORS, options.link.knowledge))
-            for e in result.entries
-        )
+        for entry in result.entries:
+            checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
+            readable, cut = readable_part(entry)
+            if cut is not None:
+                problems.append(cut)
+            mentions = extract(readable, EXTRACTORS, options.link.knowledge)
+            items.append(ExtractedEntry(entry, result.digest, mentions))
+    checkpoint()
     graph = link(items, digests, options.link, sources)
     return graph, digests, read, skipped, problems
 
@@ -127,8 +134,16 @@ def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = Non
     graph, digests, read, skipped, problems = build_graph(
         inputs, options, [s.index for s in loaded]
     )
-    export = ExportInput(graph, options.base, dict(options.export_options))
-    outputs = export_all(export, out_dir, options.exporters)
+    checkpoint()
+    try:
+        export = ExportInput(graph, options.base, dict(options.export_options))
+        outputs = export_all(export, out_dir, options.exporters)
+    except OSError as err:  # a full disk, a read-only folder, -o naming a file's child
+        where = err.filename if isinstance(err.filename, str) else str(out_dir)
+        problems.append(
+            Problem(where, 0, f"cannot write the outputs: {err.strerror or err}", Severity.ERROR)
+        )
+        outputs = []
     return BuildResult(
         graph, digests, read, skipped, problems, outputs, time.perf_counter() - started, loaded
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kgraph.export import html, json_graph, rdf
 from kgraph.graph import KnowledgeGraph
+from kgraph.interrupt import checkpoint, signals_held
 
 
 @dataclass
@@ -42,7 +43,7 @@ class Exporter:
 
 
 EXPORTERS: tuple[Exporter, ...] = (
-    Exporter("turtle", "graph.ttl", "RDF Turtle", lambda x: rdf.to_turtle(x.ntriples)),
+    Exporter("turtle", "graph.ttl", "RDF Turtle", lambda x: rdf.to_turtle(x.ntriples, x.triples)),
     Exporter("ntriples", "graph.nt", "RDF N-Triples", lambda x: x.ntriples.encode("utf-8")),
     Exporter(
         "jsonld",
@@ -73,27 +74,52 @@ def exporter_named(name: str) -> Exporter:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    write_all_atomic([(path, data)])
+
+
+def write_all_atomic(files: Sequence[tuple[Path, bytes]]) -> None:
+    """Write every file to a temporary name beside it, then rename them all into place.
+
+    Until the renames, an error, Ctrl-C, SIGTERM or SIGKILL leaves every old file as it was
+    (the temporary files are removed, except after SIGKILL: hidden `.NAME.*.tmp` files that
+    nothing reads). SIGINT and SIGTERM are held while a temporary file is created and noted,
+    and during the renames, so they never leave a stray file or a mix of old and new files;
+    SIGKILL may leave a mix, but each file is whole.
+    """
+    temps: list[tuple[str, Path]] = []
+    try:
+        for path, data in files:
+            checkpoint()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with signals_held():
+                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+                temps.append((tmp, path))
+            _fill(fd, data)
+        checkpoint()
+        with signals_held():
+            for tmp, path in temps:
+                os.replace(tmp, path)
+    except BaseException:
+        for tmp, _ in temps:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _fill(fd: int, data: bytes) -> None:
+    """Write and flush to disk, with the permissions a plain `open` would give."""
     umask = os.umask(0)
     os.umask(umask)
-    try:
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with os.fdopen(fd, "wb") as handle:
+        os.fchmod(handle.fileno(), 0o666 & ~umask)
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def export_all(
     inputs: ExportInput, out_dir: Path, exporters: Sequence[Exporter] = EXPORTERS
 ) -> list[Path]:
-    """Render every output first, then write them: a failure leaves the old outputs whole."""
+    """Render every output first, then write them together: a failure leaves the old ones."""
     rendered = [(out_dir / e.filename, e.render(inputs)) for e in exporters]
-    for path, data in rendered:
-        write_atomic(path, data)
+    write_all_atomic(rendered)
     return [path for path, _ in rendered]

@@ -9,11 +9,14 @@ a @context, which rdflib or any JSON-LD processor expands back to the same tripl
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import pyoxigraph as ox
+import regex
 
 from kgraph.graph import Date, KnowledgeGraph, Text, Value
+from kgraph.iri import safe_iri
 from kgraph.vocab import (
     EXTRA_TYPES,
     NAMESPACES,
@@ -60,8 +63,12 @@ def _literal(subject: str, pred: str, value: Value) -> Triple:
         return Triple(subject, pred, value.text, NAMESPACES["rdf"] + "langString", value.lang)
     if isinstance(value, Date):
         return Triple(subject, pred, value.iso, XSD + "date")
-    if value.startswith(("http://", "https://")) and pred.endswith(("#url", "#sourceUrl")):
-        return Triple(subject, pred, value)
+    if (
+        value.startswith(("http://", "https://"))
+        and pred.endswith(("#url", "#sourceUrl"))
+        and (iri := safe_iri(value))
+    ):
+        return Triple(subject, pred, iri)  # an address no IRI can hold stays a string
     return Triple(subject, pred, value, XSD + "string")
 
 
@@ -76,19 +83,21 @@ _ESCAPES = {
 }
 
 
+_NEEDS_ESCAPE = regex.compile(r'[\\"\x00-\x1f\x7f\ud800-\udfff]')
+_SURROGATE = regex.compile(r"[\ud800-\udfff]")
+
+
+def _escape_one(char: str) -> str:
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    if "\ud800" <= char <= "\udfff":
+        return "\\uFFFD"
+    return f"\\u{ord(char):04X}"
+
+
 def _escape(text: str) -> str:
-    out = []
-    for char in text:
-        code = ord(char)
-        if char in _ESCAPES:
-            out.append(_ESCAPES[char])
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04X}")
-        elif 0xD800 <= code <= 0xDFFF:
-            out.append("\\uFFFD")
-        else:
-            out.append(char)
-    return "".join(out)
+    """Escape for an N-Triples string; the scan runs in C (a 20 MB summary takes a blink)."""
+    return _NEEDS_ESCAPE.sub(lambda m: _escape_one(m.group()), text)
 
 
 def _fast_escape(text: str) -> str:
@@ -112,12 +121,41 @@ def to_ntriples(rows: list[Triple]) -> str:
     return "".join(lines)
 
 
-def to_turtle(ntriples: str) -> bytes:
-    parsed = ox.parse(ntriples.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+# pyoxigraph's parsers hold one token in a buffer of at most 16 MiB; a literal that could
+# come near it (4 bytes a character at worst) is handed over as an object instead.
+PARSER_TOKEN_LIMIT = 16 * 1024 * 1024
+
+
+def to_turtle(ntriples: str, rows: Sequence[Triple] = ()) -> bytes:
+    """Turtle by pyoxigraph from the N-Triples (fast), or from `rows` when a literal is huge."""
+    parsed: Iterable[ox.Triple | ox.Quad]
+    if any(4 * len(t.object) >= PARSER_TOKEN_LIMIT for t in rows):
+        parsed = _oxigraph_triples(rows)
+    else:
+        parsed = ox.parse(ntriples.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
     # No base_iri: pyoxigraph would also relativise the kg: namespace against it.
     turtle = ox.serialize(parsed, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
     assert turtle is not None  # no output file given: pyoxigraph returns the bytes
     return turtle
+
+
+def _oxigraph_triples(rows: Sequence[Triple]) -> list[ox.Triple]:
+    iris: dict[str, ox.NamedNode] = {}
+
+    def iri(value: str) -> ox.NamedNode:
+        if value not in iris:
+            iris[value] = ox.NamedNode(value)
+        return iris[value]
+
+    def term(t: Triple) -> ox.NamedNode | ox.Literal:
+        text = _SURROGATE.sub("\ufffd", t.object)  # as the N-Triples escape does
+        if not t.datatype:
+            return iri(t.object)
+        if t.lang:
+            return ox.Literal(text, language=t.lang)
+        return ox.Literal(text, datatype=iri(t.datatype))
+
+    return [ox.Triple(iri(t.subject), iri(t.predicate), term(t)) for t in rows]
 
 
 def to_jsonld(rows: list[Triple], base: str) -> str:
@@ -133,8 +171,12 @@ def to_jsonld(rows: list[Triple], base: str) -> str:
                 return f"{prefix}:{iri[len(ns) :]}"
         return iri
 
+    # A relative id resolves against @base by RFC 3986, which drops a base's query or
+    # fragment: "pr/1" against "https://x/kg#" is "https://x/pr/1". Such bases get full IRIs.
+    shortens = base.endswith("/") and "?" not in base and "#" not in base
+
     def relative(iri: str) -> str:
-        return iri[len(base) :] if iri.startswith(base) else iri
+        return iri[len(base) :] if shortens and iri.startswith(base) else iri
 
     for t in rows:
         ids.setdefault(t.subject, relative(t.subject))

@@ -25,7 +25,7 @@ IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*+"
 DOTTED = regex.compile(rf"^{IDENTIFIER}(?:\.{IDENTIFIER})*+$")
 CALL = regex.compile(rf"^({IDENTIFIER}(?:\.{IDENTIFIER})*+)\((.*)\)$")
 PLACEHOLDER_ARG = regex.compile(  # `f(...)`, `f(*args, **kwargs)`, `f(group_ids=...)`
-    r"^\s*(?:\.\.\.|…|\*{1,2}[A-Za-z_]\w*|[A-Za-z_]\w*\s*=\s*(?:\.\.\.|…))?\s*$"
+    r"^\s*+(?:\.\.\.|…|\*{1,2}[A-Za-z_]\w*+|[A-Za-z_]\w*+\s*+=\s*+(?:\.\.\.|…))?\s*+$"
 )
 PATH_CHARS = regex.compile(r"^[\w.@+%#~/ -]++$")
 SUFFIX = regex.compile(r"\.([A-Za-z0-9]{1,10})$")

@@ -17,6 +17,7 @@ alternative.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -43,19 +44,22 @@ QUOTE_CONTRAST = regex.compile(
 # A sentence about decisions; and cues right before or after a quote.
 DECISION_SENTENCE = regex.compile(r"决策|取舍|\bdecisions?\b|\bdesign choices?\b", regex.IGNORECASE)
 CUE_BEFORE = regex.compile(
-    r"(?:决策|设计上|设计|做法|原则|规则|约束|判断|选择|取舍|思路|约定)(?:是|为|上是|就是)?\s*[:：]?\s*$"
+    r"(?:决策|设计上|设计|做法|原则|规则|约束|判断|选择|取舍|思路|约定)(?:是|为|上是|就是)?\s*+[:：]?\s*+$"
     r"|(?:decision|design choice|choice|rule|principle|approach|guideline)s?\b[^.;:]{0,30}$",
     regex.IGNORECASE,
 )
+# `\G`: used with `match` at a quote's end; anchored, a search stays linear on long blanks.
 CUE_AFTER = regex.compile(
-    r"\s*(?:的|这一|这个)?[^，,；;。]{0,6}?(?:设计|原则|约定|思路|做法|决策)", regex.IGNORECASE
+    r"\G\s*(?:的|这一|这个)?[^，,；;。]{0,6}?(?:设计|原则|约定|思路|做法|决策)", regex.IGNORECASE
 )
-# Words before a quote (in its clause) that make it something other than a decision.
+# Words before a quote (in its clause) that make it something other than a decision;
+# 按 and 即 only right before it.
 NOT_A_DECISION = regex.compile(
-    r"不要|不应|避免|为什么|理解|按\s*$|即\s*$|表示|区分|标记"
+    r"不要|不应|避免|为什么|理解|表示|区分|标记"
     r"|\bmeans?\b|\berror\b|\bmessage\b|\bcalled\b|\bnamed\b|\blabel",
     regex.IGNORECASE,
 )
+NOT_A_DECISION_RIGHT_BEFORE = frozenset("按即")
 # Sentences about the old code or a suggestion do not state the PR's decision.
 OLD_OR_SUGGESTED = regex.compile(
     r"过去|原来|原先|以前|此前|旧代码|旧逻辑|可考虑|可以考虑|考虑把|建议把|建议将"
@@ -79,12 +83,12 @@ EXPLANATION = regex.compile(
 CONTINUATION = regex.compile(r"并(?:且)?(?:以|通过|用|把|将|让)")
 ACTION = regex.compile(r"^(?:用|把|将|以|通过|让|改用|改为)")
 TEST_ITEM = regex.compile(
-    r"\s*(?:(?:新增|新的|对应的?)?(?:测试|单测|用例)|tests?\b)", regex.IGNORECASE
+    r"\G\s*(?:(?:新增|新的|对应的?)?(?:测试|单测|用例)|tests?\b)", regex.IGNORECASE
 )
 LEADING_FILLER = regex.compile(
     r"^(?:(?:也|并且?|同时|顺带|而且|另外|(?:and|also|which|so)\b)\s*)+", regex.IGNORECASE
 )
-TRAILING_PARENTHESIS = regex.compile(r"\s*[（(][^（）()]*[)）]\s*$")
+TRAILING_PARENTHESIS = regex.compile(r"(?<!\s)\s*+[（(][^（）()]*+[)）]\s*+$")
 TERM_TOKENS = 4  # a quote this short is a term inside a decision, not the decision
 STATEMENT_TOKENS = 15  # a quote this long states a position even without a cue
 
@@ -99,11 +103,14 @@ class Candidate:
 def extract_decisions(entry: Entry) -> list[Mention]:
     """Decisions of the summary, then those of the title that the summary does not repeat."""
     body = _mentions(entry.text, Field.TEXT)
-    title = [
-        m
-        for m in _mentions(entry.title, Field.TITLE)
-        if not any(overlap(m.key, b.key) >= 0.5 for b in body)
-    ]
+    body_keys = sorted({b.key for b in body})
+    repeated: dict[str, bool] = {}  # per distinct title key: a long title repeats itself
+    title = []
+    for m in _mentions(entry.title, Field.TITLE):
+        if m.key not in repeated:
+            repeated[m.key] = any(overlap(m.key, key) >= 0.5 for key in body_keys)
+        if not repeated[m.key]:
+            title.append(m)
     return body + title
 
 
@@ -131,19 +138,23 @@ def _in_sentence(p: Prose, start: int, end: int) -> list[Candidate]:
     items = _decision_items(p, start, end)
     for item in items:
         found.extend(_from_item(p, item))
-    in_items = [(i.marker, i.end) for i in items]
+    in_items = sorted((i.marker, i.end) for i in items)
 
-    def free(position: int) -> bool:
-        return not any(a <= position < b for a, b in in_items)
+    def free(position: int) -> bool:  # by bisection: a scan per clause was quadratic
+        index = bisect_right(in_items, position, key=lambda span: span[0]) - 1
+        return not any(a <= position < b for a, b in in_items[max(0, index - 1) : index + 1])
 
     sentence = p.masked[start:end]
     decision_sentence = bool(DECISION_SENTENCE.search(sentence))
+    # The first old-or-suggested cue, searched once: the clauses after it are about old code.
+    old_or_suggested = OLD_OR_SUGGESTED.search(sentence)
+    old_end = start + old_or_suggested.end() if old_or_suggested else None
     clauses = p.clauses(start, end)
     stated_before = False
     for clause in clauses:
         if not free(clause.start):
             continue
-        stated = _from_clause(p, clause, start, decision_sentence, in_list=False)
+        stated = _from_clause(p, clause, start, decision_sentence, False, old_end)
         if not stated and stated_before and CONTINUATION.match(p.masked, clause.start, clause.end):
             stated = [Candidate(clause.start, clause.end)]  # "「X」，并以 Y 兼容 Z"
         found.extend(stated)
@@ -151,7 +162,7 @@ def _in_sentence(p: Prose, start: int, end: int) -> list[Candidate]:
     # `「X」，而不是 Y`: a contrast opening a clause belongs to the clause before it.
     for before, after in pairwise(clauses):
         lead = CONTRAST_AT_START.match(p.masked, after.start, after.end)
-        if not lead or not free(after.start) or OLD_OR_SUGGESTED.search(sentence):
+        if not lead or not free(after.start) or old_or_suggested:
             continue
         worse = lead.span("worse") if lead.group("worse") else (lead.start("rejected"), after.end)
         rejected = _unquoted(p.text[worse[0] : worse[1]])
@@ -164,15 +175,24 @@ def _in_sentence(p: Prose, start: int, end: int) -> list[Candidate]:
 
 
 def _from_clause(
-    p: Prose, clause: Span, sentence_start: int, decision_sentence: bool, in_list: bool
+    p: Prose,
+    clause: Span,
+    sentence_start: int,
+    decision_sentence: bool,
+    in_list: bool,
+    old_end: int | None,
 ) -> list[Candidate]:
-    """A contrast, and the decision quotes, of one clause."""
+    """A contrast, and the decision quotes, of one clause. `old_end` is where the sentence's
+    first old-or-suggested cue ends (None: it has none)."""
     found: list[Candidate] = []
-    quotes = [q for q in p.quotes_in(clause.start, clause.end) if _not_negated(p, clause, q)]
+    negation = NOT_A_DECISION.search(p.masked, clause.start, clause.end)
+    quotes = [
+        q for q in p.quotes_in(clause.start, clause.end) if _not_negated(p, clause, q, negation)
+    ]
     contrast = _contrast(p, clause)
     if contrast is not None:
         quoted = any(q.inner_start <= contrast.start() < q.inner_end for q in quotes)
-        if in_list or quoted or not OLD_OR_SUGGESTED.search(p.masked[sentence_start : clause.end]):
+        if in_list or quoted or old_end is None or old_end > clause.end:
             found.append(_contrast_decision(p, clause, contrast, quotes))
             # other quotes the review marks as decisions: '"A 而非 B" + "C"的设计'
             found.extend(
@@ -270,8 +290,15 @@ def _cued(p: Prose, q: Quote, sentence_start: int) -> bool:
     return bool(CUE_AFTER.match(p.masked, q.end, min(len(p.text), q.end + 12)))
 
 
-def _not_negated(p: Prose, clause: Span, q: Quote) -> bool:
-    return not NOT_A_DECISION.search(p.masked[clause.start : q.start])
+def _not_negated(p: Prose, clause: Span, q: Quote, negation: regex.Match[str] | None) -> bool:
+    """No negating word between the clause's start and the quote. `negation` is the clause's
+    first one, searched once: a search per quote made a long clause of quotes quadratic."""
+    if negation is not None and negation.end() <= q.start:
+        return False
+    before = q.start
+    while before > clause.start and p.masked[before - 1].isspace():
+        before -= 1
+    return not (before > clause.start and p.masked[before - 1] in NOT_A_DECISION_RIGHT_BEFORE)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -309,7 +336,7 @@ def _from_item(p: Prose, item: Item) -> list[Candidate]:
             continue  # a label: "闭区间语义——…"
         head = p.masked[clause.start : clause.end]
         explained = bool(EXPLANATION.match(head))
-        stated = [] if explained else _from_clause(p, clause, item.start, True, in_list=True)
+        stated = [] if explained else _from_clause(p, clause, item.start, True, True, None)
         if stated:
             found.extend(stated)
             previous_described = False
@@ -340,10 +367,12 @@ def _outermost(candidates: list[Candidate]) -> list[Candidate]:
     alternative (the order is total, so the choice never depends on hashing)."""
     ordered = sorted(set(candidates), key=lambda c: (c.start, -c.end, c.rejected == "", c.rejected))
     kept: list[Candidate] = []
-    for c in ordered:
-        if any(k.start <= c.start and c.end <= k.end for k in kept):
+    reach = -1  # every kept candidate starts at or before `c`: `c` is inside one iff it ends
+    for c in ordered:  # by the furthest kept end (a scan of `kept` was quadratic)
+        if c.end <= reach:
             continue
         kept.append(c)
+        reach = c.end
     return kept
 
 

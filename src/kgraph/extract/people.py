@@ -38,13 +38,13 @@ AT_HANDLE = regex.compile(rf"(?<![\w@.])@(?P<handle>{HANDLE})(?![\w@])")
 BARE = (
     # 作者 X, reviewer X, reviewed by X
     regex.compile(
-        rf"(?:(?:{_roles(ROLE_NOUNS, '')})\s*(?:是|为|:|：)?|(?:{_roles(ROLE_VERBS, '_v')})\s+by)"
-        rf"\s*@?(?<![A-Za-z0-9-])(?P<handle>{HANDLE})(?![\w@])",
+        rf"(?:(?:{_roles(ROLE_NOUNS, '')})\s*+(?:是|为|:|：)?|(?:{_roles(ROLE_VERBS, '_v')})\s++by)"
+        rf"\s*+@?(?<![A-Za-z0-9-])(?P<handle>{HANDLE})(?![\w@])",
         regex.IGNORECASE,
     ),
     # X 作为共同作者, X co-authored, X (reviewer)
     regex.compile(
-        rf"(?<![\w@.])@?(?P<handle>{HANDLE})(?![\w-])\s*(?:作为|是|担任|[(（])?\s*"
+        rf"(?<![\w@.])@?(?P<handle>{HANDLE})(?![\w-])\s*+(?:作为|是|担任|[(（])?\s*+"
         rf"(?:{_roles(ROLE_NOUNS, '')}|{_roles(ROLE_VERBS, '_v')})(?![A-Za-z])",
         regex.IGNORECASE,
     ),

@@ -17,9 +17,10 @@ from kgraph.extract.prose import prose
 from kgraph.model import Entry, Field, Kind, Mention
 
 WORD = regex.compile(r"(?<![\w./\-])[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*(?![\w/(\-]|\.\w)")
-ACRONYM = regex.compile(r"[A-Z][A-Z0-9]{1,7}")
-MIXED_CASE = regex.compile(r"[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
-HYPHENATED = regex.compile(r"[a-z][a-z0-9]+(?:-[a-z0-9]+)+")
+# Shapes of one word, used with `fullmatch`; `^` keeps a search linear too.
+ACRONYM = regex.compile(r"^[A-Z][A-Z0-9]{1,7}")
+MIXED_CASE = regex.compile(r"^[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
+HYPHENATED = regex.compile(r"^[a-z][a-z0-9]+(?:-[a-z0-9]+)+")
 CJK = regex.compile(r"\p{Han}")
 NOT_TOPICS = frozenset(
     "PR PRS API ID IDS OK TODO WIP CI CD UI URL HTTP JSON YAML CLI API NOTE FIX BUG TEST DOC "

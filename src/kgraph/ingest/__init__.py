@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import hashlib
 import os
@@ -15,7 +16,7 @@ from kgraph.model import Problem, ReadResult, Severity
 
 DIGEST_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl", ".ndjson")
 
-__all__ = ["FORMATS", "InputFormat", "expand_inputs", "read_digest", "read_inputs"]
+__all__ = ["FORMATS", "InputFormat", "display_name", "expand_inputs", "read_digest", "read_inputs"]
 
 
 def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
@@ -66,6 +67,19 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
     return paths, problems
 
 
+def display_name(path: str) -> str:
+    """A file name as messages and the graph show it.
+
+    POSIX file names are bytes: one that is not UTF-8 arrives with lone surrogates, which no
+    export can encode, and one may hold a newline that would break `FILE:LINE:`. Both become
+    U+FFFD (not a backslash escape: the graph reads `a\\b` as a Windows path).
+    """
+    if path.isprintable():
+        return path
+    raw = os.fsencode(path).decode("utf-8", "replace")
+    return "".join(c if c.isprintable() else "\ufffd" for c in raw)
+
+
 def read_digest(data: bytes, source: str, forced: str | None = None) -> ReadResult:
     """Decode and parse one digest; never raises on bad content."""
     sha = hashlib.sha256(data).hexdigest()
@@ -95,7 +109,9 @@ def read_inputs(inputs: Iterable[str], forced: str | None = None) -> Iterator[Re
     """Read every input; unreadable ones become a `ReadResult` with an error, never an exception."""
     paths, problems = expand_inputs(inputs)
     if problems:
-        yield ReadResult(None, (), tuple(problems))
+        yield ReadResult(
+            None, (), tuple(dataclasses.replace(p, source=display_name(p.source)) for p in problems)
+        )
     for path in paths:
         if path == "-":
             yield read_digest(sys.stdin.buffer.read(), "-", forced)
@@ -104,7 +120,9 @@ def read_inputs(inputs: Iterable[str], forced: str | None = None) -> Iterator[Re
             data = Path(path).read_bytes()
         except OSError as err:
             yield ReadResult(
-                None, (), (Problem(path, 0, f"cannot read: {err.strerror}", Severity.ERROR),)
+                None,
+                (),
+                (Problem(display_name(path), 0, f"cannot read: {err.strerror}", Severity.ERROR),),
             )
             continue
-        yield read_digest(data, path, forced)
+        yield read_digest(data, display_name(path), forced)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import regex
 
-from kgraph.ingest.text import split_lines
+from kgraph.ingest.text import quoted, split_lines
 from kgraph.ingest.titles import Unit, group
 from kgraph.model import Digest, Entry, Problem, ReadResult, Severity
 
@@ -24,8 +24,10 @@ TAG_VIEW_HEADER = regex.compile(
     r"^\s*([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)\s*[·•|-]\s*(?:标签视图|tag view)\s*$",
     regex.IGNORECASE,
 )
-PULL_URL = regex.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/pull/(\d+)")
-TITLE_NUMBER = regex.compile(r"\(#(\d+)\)\s*$|\s#(\d+)\s*$")
+# PR numbers have at most 9 digits: int() of a 5,000-digit "number" would raise.
+PULL_URL = regex.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)/pull/(\d{1,9})(?!\d)")
+TITLE_NUMBER = regex.compile(r"\(#(\d{1,9})\)\s*$|\s#(\d{1,9})\s*$")
+MAX_NUMBER = 999_999_999
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,10 +127,33 @@ def _parse_tag_view(text: str, source: str, sha: str) -> ReadResult:
 
 # --- Markdown: optional front matter or "# repo/date" line, then "## title" sections --------
 
-_FRONT_KEY = regex.compile(r"^(\w+)\s*:\s*(.*?)\s*$")
-_MD_HEADING = regex.compile(r"^##\s+(.*?)\s*#*\s*$")
-_MD_LINK_TITLE = regex.compile(r"^\[(.+)\]\((\S+)\)$")  # "## [title](url)"
-_MD_LINKED_NUMBER = regex.compile(r"\[#(\d+)\]\((\S+?)\)")  # "## title ([#123](url))"
+# Every pattern here is linear: possessive runs, and no lazy group before an optional tail
+# (`(.*?)\s*#*\s*$` took seconds on an 8,000-character heading). Trailing "#"s and the
+# "[title](url)" form are taken apart in Python instead.
+_FRONT_KEY = regex.compile(r"^(\w++)\s*+:(.*+)$")
+_MD_HEADING = regex.compile(r"^##\s++(.*+)$")
+_MD_LINKED_NUMBER = regex.compile(r"\[#(\d{1,9})\]\(([^\s()\[\]]++)\)")  # "title ([#1](url))"
+_HEADER_WORDS = regex.compile(r"[\s·•|,]++")
+
+
+def _heading_title(text: str) -> str:
+    """A heading's text without the optional closing run of "#" (CommonMark: "## a ##")."""
+    text = text.strip()
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1].isspace()):
+        return bare.rstrip()
+    return text
+
+
+def _link_title(title: str) -> tuple[str, str] | None:
+    """`[text](url)` as a whole heading gives (text, url); the last `](` splits them."""
+    if not (title.startswith("[") and title.endswith(")")):
+        return None
+    cut = title.rfind("](", 0, len(title) - 1)
+    text, url = title[1:cut], title[cut + 2 : -1]
+    if cut < 2 or not url or any(c.isspace() for c in url):
+        return None
+    return text, url
 
 
 def _sniff_markdown(name: str, text: str) -> bool:
@@ -152,14 +177,14 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
         else:
             for j in range(i + 1, end):
                 if match := _FRONT_KEY.match(lines[j]):
-                    meta[match.group(1).lower()] = match.group(2).strip("\"'")
+                    meta[match.group(1).lower()] = match.group(2).strip().strip("\"'")
             i = end + 1
     for j in range(i, len(lines)):
         line = lines[j].strip()
         if line.startswith("## "):
             break
         if line.startswith("# "):
-            for word in regex.split(r"[\s·•|,]+", line[2:]):
+            for word in _HEADER_WORDS.split(line[2:]):
                 if DATE.match(word):
                     meta.setdefault("date", word)
                 elif REPO.match(word):
@@ -175,14 +200,19 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
             return
         line_no, title = heading
         url = None
-        if match := _MD_LINK_TITLE.match(title):
-            title, url = match.group(1), match.group(2)
+        if linked := _link_title(title):
+            title, url = linked
         elif match := _MD_LINKED_NUMBER.search(title):
             url = match.group(2)
             title = title[: match.start()] + f"#{match.group(1)}" + title[match.end() :]
         summary = "\n".join(body).strip()
+        if not title.strip():
+            problems.append(
+                Problem(source, line_no, "empty '## ' title; entry skipped", Severity.ERROR, 1)
+            )
+            return
         if not summary:
-            problems.append(Problem(source, line_no, f"title without a summary: {title!r}"))
+            problems.append(Problem(source, line_no, f"title without a summary: {quoted(title)}"))
         entries.append(
             Entry(source, line_no, title, summary, repo, date, url, _number_from(title, url))
         )
@@ -190,11 +220,11 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
     for j in range(i, len(lines)):
         if match := _MD_HEADING.match(lines[j]):
             close()
-            heading, body = (j + 1, match.group(1)), []
+            heading, body = (j + 1, _heading_title(match.group(1))), []
         elif heading is not None:
             body.append(lines[j].strip())
     close()
-    if not entries:
+    if not entries and heading is None:
         problems.append(Problem(source, 1, "no entries found (expected '## title' sections)"))
     return ReadResult(Digest(source, "markdown", date, repo, sha), tuple(entries), tuple(problems))
 
@@ -209,10 +239,14 @@ def _sniff_jsonl(name: str, text: str) -> bool:
 
 
 def _clean(value: object, field: str, source: str, line: int, problems: list[Problem]) -> str:
+    """JSON escapes can spell what no UTF-8 file holds: lone surrogates and NUL."""
     text = str(value)
     if _SURROGATE.search(text):
         problems.append(Problem(source, line, f"lone surrogate in {field!r} replaced by U+FFFD"))
         text = _SURROGATE.sub("\ufffd", text)
+    if "\x00" in text:
+        problems.append(Problem(source, line, f"NUL characters removed from {field!r}"))
+        text = text.replace("\x00", "")
     return text
 
 
@@ -235,13 +269,21 @@ def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
                 )
             )
             continue
+        except (ValueError, RecursionError) as err:  # 5,000 nested brackets, a huge integer
+            reason = "nested too deeply" if isinstance(err, RecursionError) else str(err)
+            problems.append(
+                Problem(source, i, f"unreadable JSON ({reason}); entry skipped", Severity.ERROR, 1)
+            )
+            continue
         if not isinstance(record, dict):
             problems.append(
                 Problem(source, i, "not a JSON object; entry skipped", Severity.ERROR, 1)
             )
             continue
         title, summary = record.get("title"), record.get("summary")
-        if not isinstance(title, str) or not title.strip():
+        if isinstance(title, str):  # cleaned first: a title of NULs is no title
+            title = _clean(title, "title", source, i, problems).strip()
+        if not isinstance(title, str) or not title:
             problems.append(Problem(source, i, 'missing "title"; entry skipped', Severity.ERROR, 1))
             continue
         if not isinstance(summary, str):
@@ -249,23 +291,29 @@ def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
             summary = ""
         repo = record.get("repo")
         if repo is not None and not (isinstance(repo, str) and REPO.match(repo)):
-            problems.append(Problem(source, i, f'ignored "repo" {repo!r}: not owner/name'))
+            problems.append(
+                Problem(source, i, f'ignored "repo" {quoted(str(repo))}: not owner/name')
+            )
             repo = None
         date = record.get("date")
         if date is not None and not (isinstance(date, str) and DATE.match(date)):
-            problems.append(Problem(source, i, f'ignored "date" {date!r}: not YYYY-MM-DD'))
+            problems.append(
+                Problem(source, i, f'ignored "date" {quoted(str(date))}: not YYYY-MM-DD')
+            )
             date = None
-        url = record.get("url") if isinstance(record.get("url"), str) else None
+        url = record.get("url")
+        url = _clean(url, "url", source, i, problems) if isinstance(url, str) else None
         number = record.get("number")
         if (
             isinstance(number, bool)
             or not isinstance(number, int | float | type(None))
             or (isinstance(number, float) and (not math.isfinite(number) or number != int(number)))
-            or (number is not None and number <= 0)
+            or (number is not None and not 0 < number <= MAX_NUMBER)
         ):
-            problems.append(Problem(source, i, f'ignored "number" {number!r}: not a PR number'))
+            problems.append(
+                Problem(source, i, f'ignored "number" {quoted(str(number))}: not a PR number')
+            )
             number = None
-        title = _clean(title, "title", source, i, problems).strip()
         summary = _clean(summary, "summary", source, i, problems).strip()
         if url and (pull := PULL_URL.search(url)) and repo is None:
             repo = pull.group(1)

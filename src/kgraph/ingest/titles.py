@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import regex
 
-from kgraph.model import Problem
+from kgraph.ingest.text import quoted
+from kgraph.model import Problem, Severity
 
 SENTENCE_END = "。！？!?.:：;；…，,、"
 MAX_TITLE_WIDTH = 140  # display columns: a CJK character counts as two
@@ -49,6 +50,20 @@ def looks_like_title(text: str) -> bool:
     return display_width(stripped) <= MAX_TITLE_WIDTH
 
 
+def _orphans(source: str, units: Sequence[Unit]) -> Problem:
+    """Text before the first title: an entry whose title was not recognised, so it counts as
+    one skipped entry (an error), never as text that silently vanished."""
+    return Problem(
+        source,
+        units[0].line,
+        "text before the first title belongs to no entry (a title is one line of at most "
+        f"{MAX_TITLE_WIDTH} columns, not ending in punctuation); skipped as one entry: "
+        f"{quoted(units[0].text)}",
+        Severity.ERROR,
+        1,
+    )
+
+
 def group(units: Sequence[Unit], source: str) -> tuple[list[Block], list[Problem]]:
     """Group units into title + summary blocks, reporting anything that does not fit.
 
@@ -65,10 +80,16 @@ def group(units: Sequence[Unit], source: str) -> tuple[list[Block], list[Problem
         if title is None:
             return
         if not summary:
-            problems.append(Problem(source, title.line, f"title without a summary: {title.text!r}"))
+            problems.append(
+                Problem(source, title.line, f"title without a summary: {quoted(title.text)}")
+            )
         blocks.append(Block(title.line, title.text.strip(), "\n".join(summary).strip()))
 
-    for index, unit in enumerate(units):
+    first = next((i for i, unit in enumerate(units) if looks_like_title(unit.text)), len(units))
+    if first:
+        problems.append(_orphans(source, units[:first]))
+    for index in range(first, len(units)):
+        unit = units[index]
         if looks_like_title(unit.text):
             next_is_summary = index + 1 < len(units) and not looks_like_title(units[index + 1].text)
             starts_entry = title is None or bool(summary) or next_is_summary
@@ -76,11 +97,7 @@ def group(units: Sequence[Unit], source: str) -> tuple[list[Block], list[Problem
                 close()
                 title, summary = unit, []
                 continue
-        if title is None:
-            problems.append(
-                Problem(source, unit.line, "text before the first title is not part of any entry")
-            )
-            continue
+        assert title is not None  # units[first] is title-like, so it opened an entry
         summary.append(unit.text.strip())
     close()
     return blocks, problems

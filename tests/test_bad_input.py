@@ -1,0 +1,388 @@
+"""Bad input through the real CLI: a clear FILE:LINE message, the right exit code, a report
+that accounts for every entry, and exports that still parse. One real file per case."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from checks import assert_nothing_lost, build_reported, parse_exports
+from conftest import SEEDS
+from kgraph.cli import cli
+
+DAILY_SEED = SEEDS / "000_0a3d3bb7afca9fae.txt"
+TAG_VIEW_SEED = SEEDS / "001_fa5218c0feccaf24.txt"
+
+
+def _entries(graph: dict) -> list[dict]:
+    return sorted(
+        (n for n in graph["nodes"] if n["kind"] == "Entry"), key=lambda n: (n["line"], n["id"])
+    )
+
+
+def _problems(report: dict) -> list[tuple[str, int, str]]:
+    return [(p["file"].rsplit("/", 1)[-1], p["line"], p["severity"]) for p in report["problems"]]
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("empty.txt", b""),
+        ("blank.txt", b"  \n\t\r\n   \n"),
+        ("empty.jsonl", b"\n\n"),
+        ("empty.md", b" \n"),
+    ],
+)
+def test_cli_empty_and_blank_files_warn_and_build_nothing(tmp_path, name, content) -> None:
+    digest = tmp_path / name
+    digest.write_bytes(content)
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 0, stderr
+    assert f"{name}:1: warning:" in stderr and "no entries" in stderr
+    assert "kgraph: 1 problem(s) (0 error(s), 1 warning(s))" in stderr
+    assert report["summary"]["entriesRead"] == 0
+    assert_nothing_lost(report, graph)
+    assert build_reported([str(digest)], tmp_path / "strict", "--strict")[0] == 1
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("header.txt", "2026-01-01\n\n\n"),
+        ("header-tag.txt", "vllm-project/vllm · 标签视图\n\n"),
+        ("header.md", "---\ndate: 2026-01-01\nrepo: o/r\n---\n\n# o/r · 2026-01-01\n"),
+    ],
+)
+def test_cli_header_without_entries_warns_no_entries_found(tmp_path, name, content) -> None:
+    digest = tmp_path / name
+    digest.write_text(content, "utf-8")
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 0
+    assert f"{name}:1: warning: no entries found" in stderr
+    assert report["summary"] == {
+        "digests": 1,
+        "entriesRead": 0,
+        "entriesInGraph": 0,
+        "entriesSkipped": 0,
+        "problems": 1,
+        "errors": 0,
+        "warnings": 1,
+    }
+    assert [n["kind"] for n in graph["nodes"]] == ["Digest"]
+
+
+@pytest.mark.parametrize(
+    "name, content, lonely_lines",
+    [
+        (
+            "daily.txt",
+            "2026-01-01\nFirst title\nIts summary.\nLonely in the middle\n"
+            "Second title\nSecond summary.\nLonely at the end\n",
+            [4, 7],
+        ),
+        (
+            "tag.txt",
+            "o/r · 标签视图\n\n第一个标题\n\n摘要一。\n\n中间孤立的标题\n\n"
+            "第二个标题\n\n摘要二。\n\n最后孤立的标题\n",
+            [7, 13],
+        ),
+        (
+            "notes.md",
+            "## First\nIts summary.\n## Lonely in the middle\n"
+            "## Second\nSummary.\n## Lonely last\n",
+            [3, 6],
+        ),
+        (
+            "lines.jsonl",
+            '{"title": "First", "summary": "s."}\n{"title": "Lonely"}\n'
+            '{"title": "Second", "summary": "t."}\n{"title": "Lonely last", "summary": null}\n',
+            [2, 4],
+        ),
+    ],
+)
+def test_cli_title_without_summary_is_kept_and_reported_at_its_line(
+    tmp_path, name, content, lonely_lines
+) -> None:
+    digest = tmp_path / name
+    digest.write_text(content, "utf-8")
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 0, stderr
+    for line in lonely_lines:
+        assert f"{name}:{line}: warning:" in stderr
+    entries = _entries(graph)
+    assert len(entries) == 4
+    assert {e["line"] for e in entries if e["text"] == ""} == set(lonely_lines)
+    assert_nothing_lost(report, graph)
+    assert build_reported([str(digest)], tmp_path / "strict", "--strict")[0] == 1
+
+
+PNG = (
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00"
+    b"\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00"
+    b"\x00\x00IEND\xaeB`\x82"
+)
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("image.txt", PNG),
+        ("zeros.txt", b"2026-01-01\n" + b"\x00" * 4096),
+        ("archive.md", b"PK\x03\x04" + bytes(range(256)) * 4),
+    ],
+)
+def test_cli_binary_file_is_an_error_naming_it_and_the_rest_still_builds(
+    tmp_path, name, content
+) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / name).write_bytes(content)
+    (tmp_path / "in" / "good.txt").write_bytes(DAILY_SEED.read_bytes())
+    code, stderr, report, graph = build_reported([str(tmp_path / "in")], tmp_path / "out")
+    assert code == 1
+    assert f"{name}:1: error: binary file" in stderr
+    assert report["summary"]["digests"] == 1 and report["summary"]["entriesInGraph"] == 7
+    assert report["exitCode"] == 1 and report["summary"]["errors"] == 1
+    assert_nothing_lost(report, graph)
+    parse_exports(tmp_path / "out")
+
+
+def test_cli_binary_on_stdin_is_an_error_naming_stdin(tmp_path) -> None:
+    result = CliRunner().invoke(
+        cli, ["build", "-", "-o", str(tmp_path / "out")], input=PNG, catch_exceptions=False
+    )
+    assert result.exit_code == 1
+    assert "-:1: error: binary file" in result.stderr
+
+
+@pytest.mark.parametrize("encoding", ["gbk", "gb18030"])
+@pytest.mark.parametrize("seed", [DAILY_SEED, TAG_VIEW_SEED], ids=lambda p: p.name[:3])
+def test_cli_legacy_chinese_encoding_is_decoded_with_a_warning(tmp_path, encoding, seed) -> None:
+    text = seed.read_text("utf-8")
+    (tmp_path / "utf8").mkdir()
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "utf8" / "d.txt").write_text(text, "utf-8")
+    (tmp_path / "legacy" / "d.txt").write_bytes(text.encode(encoding))
+    _, _, _, expected = build_reported([str(tmp_path / "utf8")], tmp_path / "a")
+    code, stderr, _, graph = build_reported([str(tmp_path / "legacy")], tmp_path / "b")
+    assert code == 0
+    assert "d.txt:1: warning: not UTF-8; decoded as GB18030" in stderr
+    assert [(e["title"], e["text"]) for e in _entries(graph)] == [
+        (e["title"], e["text"]) for e in _entries(expected)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, encoding",
+    [
+        ("2026-01-01\nキャッシュの修正\n読む価値あり。東京都の新宿区です。\n", "shift_jis"),
+        (
+            "2026-01-01\n캐시 수정\n요청마다 한 번씩 정산하도록 합니다. 꼭 읽어 볼 가치가 "
+            "있습니다.\n",
+            "euc_kr",
+        ),
+        ("2026-01-01\nRésumé été\nÀ Noël, très éléphant çà et là.\n", "latin-1"),
+        ("2026-01-01\n修復快取\n值得精讀，修改了快取淘汰順序。\n", "big5"),
+    ],
+)
+def test_cli_undetectable_encoding_is_an_error_naming_the_file(tmp_path, text, encoding) -> None:
+    digest = tmp_path / f"{encoding}.txt"
+    digest.write_bytes(text.encode(encoding))
+    code, stderr, report, _ = build_reported([str(digest)], tmp_path / "out")
+    assert code == 1
+    assert f"{encoding}.txt:1: error: line 2: not valid UTF-8" in stderr
+    assert "convert the file to UTF-8" in stderr
+    assert report["problems"][0]["severity"] == "error"
+
+
+def test_cli_bom_crlf_and_mixed_line_endings_read_like_plain_utf8(tmp_path) -> None:
+    lines = DAILY_SEED.read_text("utf-8").splitlines()
+    endings = ["\r\n", "\r", "\n"]
+    mixed = "".join(line + endings[i % 3] for i, line in enumerate(lines))
+    variants = {
+        "plain.txt": "\n".join(lines).encode("utf-8") + b"\n",
+        "bom.txt": b"\xef\xbb\xbf" + "\n".join(lines).encode("utf-8"),
+        "crlf.txt": "\r\n".join(lines).encode("utf-8") + b"\r\n",
+        "mixed.txt": b"\xef\xbb\xbf" + mixed.encode("utf-8"),
+        "utf16.txt": "\r\n".join(lines).encode("utf-16"),
+    }
+    seen = []
+    for name, data in variants.items():
+        (tmp_path / name).write_bytes(data)
+        code, stderr, report, graph = build_reported([str(tmp_path / name)], tmp_path / name[:-4])
+        assert code == 0 and not report["problems"], stderr
+        digest = next(n for n in graph["nodes"] if n["kind"] == "Digest")
+        assert digest["date"] == "2026-09-16"
+        seen.append([(e["line"], e["title"], e["text"]) for e in _entries(graph)])
+    assert all(s == seen[0] for s in seen) and len(seen[0]) == 7
+    assert all("\r" not in text and "\ufeff" not in title for _, title, text in seen[0])
+
+
+def test_cli_nul_bytes_are_removed_with_a_warning_at_their_line(tmp_path) -> None:
+    digest = tmp_path / "nul.txt"
+    digest.write_bytes(b"2026-01-01\nFix the\x00 cache\nSum\x00mary `a.py`.\n")
+    code, stderr, _, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 0
+    assert "nul.txt:2: warning: NUL bytes removed" in stderr
+    (entry,) = _entries(graph)
+    assert (entry["title"], entry["text"]) == ("Fix the cache", "Summary `a.py`.")
+    parse_exports(tmp_path / "out")
+
+
+def test_cli_lone_surrogates_and_nul_in_json_lines_become_replacement_characters(
+    tmp_path,
+) -> None:
+    digest = tmp_path / "sur.jsonl"
+    digest.write_text(
+        '{"title": "Fix \\ud800 here", "summary": "Bad \\udc00 `x\\udfff.py` \\u0000 end.",'
+        ' "url": "https://github.com/o/r/pull/7\\ud83d"}\n',
+        "ascii",
+    )
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 0
+    for field in ("title", "summary", "url"):
+        assert f"sur.jsonl:1: warning: lone surrogate in '{field}' replaced by U+FFFD" in stderr
+    assert "sur.jsonl:1: warning: NUL characters removed from 'summary'" in stderr
+    (entry,) = _entries(graph)
+    assert entry["title"] == "Fix \ufffd here" and entry["text"] == "Bad \ufffd `x\ufffd.py`  end."
+    assert parse_exports(tmp_path / "out") > 10
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_invalid_json_on_line_7_skips_that_entry_and_exits_1(tmp_path) -> None:
+    lines = [json.dumps({"title": f"Entry {i}", "summary": "Fine."}) for i in range(1, 11)]
+    lines[6] = '{"title": "Entry 7", "summary": "cut here'
+    digest = tmp_path / "bad.jsonl"
+    digest.write_text("\n".join(lines) + "\n", "utf-8")
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 1
+    assert "bad.jsonl:7: error: invalid JSON (Unterminated string" in stderr
+    assert "1 entries skipped" in stderr
+    assert report["summary"]["entriesRead"] == 10
+    assert report["summary"]["entriesInGraph"] == 9
+    assert report["problems"] == [
+        {
+            "file": str(digest),
+            "line": 7,
+            "severity": "error",
+            "message": report["problems"][0]["message"],
+            "skippedEntries": 1,
+        }
+    ]
+    assert [e["line"] for e in _entries(graph)] == [1, 2, 3, 4, 5, 6, 8, 9, 10]
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_json_nested_5000_deep_or_with_a_5000_digit_number_is_skipped(tmp_path) -> None:
+    digest = tmp_path / "deep.jsonl"
+    digest.write_text(
+        json.dumps({"title": "Fine", "summary": "ok."})
+        + '\n{"title": "Deep", "summary": "s", "x": '
+        + "[" * 5000
+        + "]" * 5000
+        + "}\n"
+        + '{"title": "Huge", "summary": "s", "number": '
+        + "9" * 5000
+        + "}\n"
+        + json.dumps({"title": "Big number", "summary": "s", "number": 10**12})
+        + "\n",
+        "utf-8",
+    )
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 1
+    assert "deep.jsonl:2: error: unreadable JSON (nested too deeply); entry skipped" in stderr
+    assert "deep.jsonl:3: error: unreadable JSON" in stderr
+    assert "deep.jsonl:4: warning: ignored \"number\" '1000000000000'" in stderr
+    assert report["summary"]["entriesSkipped"] == 2
+    assert [e["title"] for e in _entries(graph)] == ["Fine", "Big number"]
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_title_with_a_5000_digit_pr_number_does_not_crash(tmp_path) -> None:
+    digits = "9" * 5000
+    (tmp_path / "n.md").write_text(f"## Fix it (#{digits})\nSummary #{digits}.\n", "utf-8")
+    (tmp_path / "n.jsonl").write_text(
+        json.dumps({"title": f"Fix it #{digits}", "summary": f"See #{digits}."}) + "\n", "utf-8"
+    )
+    code, stderr, _, graph = build_reported([str(tmp_path)], tmp_path / "out")
+    assert code == 0, stderr
+    prs = [n for n in graph["nodes"] if n["kind"] == "PullRequest"]
+    assert len(prs) == 2 and not any("number" in pr for pr in prs)
+    assert not any(n["kind"] == "Issue" for n in graph["nodes"])
+
+
+def test_cli_unrecognised_first_title_is_a_skipped_entry_not_lost_text(tmp_path) -> None:
+    digest = tmp_path / "d.txt"
+    long_title = "Fix " + "the cache " * 20
+    digest.write_text(f"2026-01-01\n{long_title}\nIts summary.\nNext title\nSummary.\n", "utf-8")
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 1
+    assert "d.txt:2: error: text before the first title belongs to no entry" in stderr
+    assert [e["title"] for e in _entries(graph)] == ["Next title"]
+    assert report["summary"]["entriesRead"] == 2 and report["summary"]["entriesSkipped"] == 1
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_empty_markdown_heading_is_a_skipped_entry(tmp_path) -> None:
+    digest = tmp_path / "h.md"
+    digest.write_text("## Good\nSummary.\n## #\nOrphan summary.\n## C#\nIs kept.\n", "utf-8")
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 1
+    assert "h.md:3: error: empty '## ' title; entry skipped" in stderr
+    assert [e["title"] for e in _entries(graph)] == ["Good", "C#"]
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_file_names_that_are_not_utf8_or_hold_newlines_are_shown_safely(tmp_path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    names = [b"caf\xe9.txt", b"new\nline.txt", b"spaced #%.. name.txt"]
+    for raw in names:
+        path = bytes(folder).decode() + "/" + raw.decode("utf-8", "surrogateescape")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(f"2026-01-01\nTitle of {raw!r}\nSummary.\n")
+    code, stderr, report, graph = build_reported([str(folder)], tmp_path / "out")
+    assert code == 0, stderr
+    sources = sorted(n["sourceName"] for n in graph["nodes"] if n["kind"] == "Digest")
+    assert sources == ["caf\ufffd.txt", "new\ufffdline.txt", "spaced #%.. name.txt"]
+    assert parse_exports(tmp_path / "out") > 0
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_unwritable_output_is_an_error_and_exit_1(tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", "utf-8")
+    report_path = tmp_path / "report.json"
+    result = CliRunner().invoke(
+        cli,
+        ["build", str(DAILY_SEED), "-o", str(blocker / "out"), "--report", str(report_path)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 1
+    assert ":0: error: cannot write the outputs:" in result.stderr
+    report = json.loads(report_path.read_text("utf-8"))
+    assert report["exitCode"] == 1 and report["outputs"] == []
+    assert report["summary"]["entriesInGraph"] == 7
+
+
+def test_cli_unwritable_report_is_an_error_and_exit_1(tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", "utf-8")
+    result = CliRunner().invoke(
+        cli,
+        ["build", str(DAILY_SEED), "-o", str(tmp_path / "out"), "--report", str(blocker / "r")],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 1
+    assert "error: cannot write the report" in result.stderr
+    assert (tmp_path / "out" / "graph.ttl").exists()
+
+
+@pytest.mark.parametrize("base", ["https://x y/", "no-scheme/", "https://a/{b}/"])
+def test_cli_invalid_base_iri_is_a_usage_error(tmp_path, base) -> None:
+    result = CliRunner().invoke(
+        cli, ["build", str(DAILY_SEED), "-o", str(tmp_path), "--base", base]
+    )
+    assert result.exit_code == 2
+    assert "--base" in result.stderr

@@ -1,0 +1,135 @@
+"""A build killed at any moment leaves every output whole: the real `kgraph` console script,
+in a subprocess, stopped by SIGINT, SIGTERM or SIGKILL while starting, building and writing.
+
+After SIGINT or SIGTERM: one line on stderr, exit 128 + signal, no traceback, and the
+outputs are all the previous ones or all the new ones, with no temporary file left. After
+SIGKILL (which nothing can catch): each output is the previous or the new file, never half.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLES, build
+
+KGRAPH = Path(sys.executable).parent / "kgraph"
+ONLY = ("--only", "turtle", "--only", "ntriples", "--only", "jsonld", "--only", "json")
+NAMES = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.json")
+PROMPT = 5.0  # seconds from the signal to the exit
+
+
+@pytest.fixture(scope="module")
+def big_digest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
+    """A digest that takes a couple of seconds to build, and its complete outputs."""
+    root = tmp_path_factory.mktemp("interrupt")
+    prose = "The cache eviction order is settled once per request, keeping it honest. " * 8
+    lines = ["2026-01-01"]
+    for i in range(300):
+        lines.append(f"Fix cache path {i} for `Worker{i % 40}.step`")
+        lines.append(f"Touches `vllm/m{i % 60}/f{i}.py`, `helper_{i % 25}()` and #{i + 1}. {prose}")
+    digest = root / "big.txt"
+    digest.write_text("\n".join(lines) + "\n", "utf-8")
+    assert build([str(digest)], root / "new", *ONLY)[0] == 0
+    return digest, {name: (root / "new" / name).read_bytes() for name in NAMES}
+
+
+@pytest.fixture(scope="module")
+def old_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    out = tmp_path_factory.mktemp("old")
+    assert build([str(EXAMPLES)], out, *ONLY)[0] == 0
+    return {name: (out / name).read_bytes() for name in NAMES}
+
+
+def _start(digest: Path, out: Path) -> subprocess.Popen[str]:
+    assert KGRAPH.exists(), f"the console script is installed beside {sys.executable}"
+    return subprocess.Popen(
+        [str(KGRAPH), "build", str(digest), "-o", str(out), *ONLY],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def _temporary_files(out: Path) -> list[str]:
+    return [entry.name for entry in os.scandir(out) if entry.name.endswith(".tmp")]
+
+
+def _wait_for(moment: str, process: subprocess.Popen[str], out: Path) -> bool:
+    """Sleep until `moment`; False when the build ended before it."""
+    if moment == "starting":
+        time.sleep(0.3)  # the interpreter is up; the CLI's modules are still loading
+    elif moment == "building":
+        time.sleep(1.2)
+    else:  # "writing": the first temporary output file exists
+        deadline = time.monotonic() + 120
+        while not _temporary_files(out):
+            if process.poll() is not None or time.monotonic() > deadline:
+                return False
+            time.sleep(0)  # poll as fast as possible: the window is a few milliseconds
+    return process.poll() is None
+
+
+@pytest.mark.parametrize("moment", ["starting", "building", "writing"])
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name
+)
+def test_interrupt_at_any_moment_leaves_whole_outputs(
+    tmp_path, big_digest, old_outputs, signum, moment
+) -> None:
+    digest, new_outputs = big_digest
+    out = tmp_path / "out"
+    for _ in range(5):  # "writing" lasts milliseconds: a busy machine may miss it
+        out.mkdir(exist_ok=True)
+        for name, data in old_outputs.items():
+            (out / name).write_bytes(data)
+        for name in _temporary_files(out):
+            (out / name).unlink()
+        process = _start(digest, out)
+        if not _wait_for(moment, process, out):
+            process.wait()
+            continue
+        process.send_signal(signum)
+        signalled = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        waited = time.monotonic() - signalled
+        if process.returncode != 0:  # else the build finished just before the signal
+            break
+    else:
+        pytest.fail(f"the build ended before the {moment} moment five times")
+
+    outputs = {name: (out / name).read_bytes() for name in NAMES}
+    for name, data in outputs.items():
+        assert data in (old_outputs[name], new_outputs[name]), f"{name} is half-written"
+    if signum == signal.SIGKILL:
+        assert process.returncode == -signal.SIGKILL
+        assert all(n.startswith(".graph.") for n in _temporary_files(out))
+        assert build([str(digest)], out, *ONLY)[0] == 0  # a stale temporary file is harmless
+        assert {name: (out / name).read_bytes() for name in NAMES} == new_outputs
+        return
+    assert process.returncode == 128 + signum
+    assert stderr == (
+        f"kgraph: interrupted by {signal.Signals(signum).name}; "
+        "no output file was left half-written\n"
+    )
+    assert waited < PROMPT, f"exited {waited:.1f}s after the signal"
+    assert outputs in (old_outputs, new_outputs), "a mix of old and new outputs"
+    assert _temporary_files(out) == []
+
+
+def test_interrupt_python_m_kgraph_is_the_same_command(tmp_path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "kgraph", "build", str(EXAMPLES), "-o", str(tmp_path), "-q"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "" and (tmp_path / "graph.ttl").exists()

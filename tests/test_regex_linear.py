@@ -1,0 +1,186 @@
+"""Hostile text cannot stall a build: every regex and every extractor stays linear.
+
+The checks are generic: they find every module-level pattern in kgraph and every extractor
+registered in `kgraph.extract.EXTRACTORS`, so the extractors other branches add are checked
+by these same tests once merged. Timings run in a forked child with a hard timeout
+(tests/adversarial.py), so a catastrophic pattern fails by name instead of hanging CI.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from typing import Any
+
+import pytest
+import regex
+
+from adversarial import (
+    ADVERSARIAL_TEXTS,
+    entry_for,
+    module_patterns,
+    pumped,
+    pumps,
+    run_timed,
+    sample,
+    scan,
+)
+from conftest import build
+from kgraph.extract import EXTRACTORS, Extractor, extract
+from kgraph.limits import MAX_READ_CHARS
+
+PATTERNS = module_patterns()
+SHORT, LONG = 2_000, 8_000  # characters: a quadratic pattern takes 16x longer at LONG
+SUSPECT = 0.002  # seconds at SHORT: linear patterns take microseconds
+CONFIRMED = 5  # the slowest pumps, timed again at LONG
+SCAN_BUDGET = 4.0  # seconds for the first pass over one pattern's pumps
+EXTRACTOR_BUDGET = 5.0  # seconds for one extractor on one ~150,000-character entry
+
+
+def _assert_linear(pattern: Any) -> None:
+    """Run in the child: time each pumped input at SHORT; the slowest again at LONG.
+
+    Linear time grows 4x from SHORT to LONG and quadratic 16x; the 50 ms floor and the best
+    of three runs keep a linear pattern that a busy machine made look slow from failing.
+    Only the slowest pumps are timed again (a quadratic one is among them), and the first
+    pass stops after SCAN_BUDGET seconds, so a slow but linear pattern costs seconds too.
+    """
+    timed = []
+    started = time.perf_counter()
+    for prefix, pump in pumps(pattern):
+        timed.append((_seconds(pattern, pumped(prefix, pump, SHORT)), prefix, pump))
+        if time.perf_counter() - started > SCAN_BUDGET:
+            break
+    for short, prefix, pump in sorted(timed, reverse=True)[:CONFIRMED]:
+        if short <= SUSPECT:
+            break
+        long = _seconds(pattern, pumped(prefix, pump, LONG))
+        if long > 0.05 and long > 8 * short:  # again, the best of three
+            short, long = (
+                min(_seconds(pattern, pumped(prefix, pump, n)) for _ in range(3))
+                for n in (SHORT, LONG)
+            )
+        if long > 0.05 and long > 8 * short:
+            raise AssertionError(
+                f"superlinear: {prefix!r} + {pump!r} * n + NUL: {short * 1e3:.1f} ms at "
+                f"{SHORT} characters, {long * 1e3:.1f} ms at {LONG}"
+            )
+
+
+def _seconds(pattern: Any, text: str) -> float:
+    start = time.perf_counter()
+    scan(pattern, text)
+    return time.perf_counter() - start
+
+
+def test_regex_audit_finds_the_patterns_of_every_stage() -> None:
+    names = {name for name, _ in PATTERNS}
+    for expected in (
+        "kgraph.ingest.text.LINE_BREAK",
+        "kgraph.ingest.formats._MD_HEADING",
+        "kgraph.extract.code.CODE_SPAN",
+        "kgraph.extract.issues.HASH_REFERENCE",
+        "kgraph.extract.advice.ADVICE",
+        "kgraph.link._NUMBER_TAIL",
+    ):
+        assert expected in names
+    assert len(PATTERNS) >= 30
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (r"^##\s+(.*?)\s*#*\s*$", "## a # "),
+        (r"\[#(\d{1,9})\]\(([^\s()]++)\)", "[#1](a)"),
+        (r"(?<![\w&/#])#(\d{1,9})(?![\w#])", "a#1a"),
+        (r"[\p{Han}\u3000-\u303f]", "中"),
+    ],
+)
+def test_regex_sample_contains_what_the_pattern_repeats(source: str, expected: str) -> None:
+    assert sample(source) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [  # the Markdown heading, "[title](url)" and "([#N](url))" patterns kgraph used to have
+        r"^##\s+(.*?)\s*#*\s*$",
+        r"^\[(.+)\]\((\S+)\)$",
+        r"\[#(\d+)\]\((\S+?)\)",
+    ],
+)
+def test_regex_audit_catches_the_quadratic_patterns_kgraph_had(source: str) -> None:
+    with pytest.raises(RuntimeError, match="superlinear"):
+        run_timed(_assert_linear, regex.compile(source), timeout=120)
+
+
+@pytest.mark.parametrize("name, pattern", PATTERNS, ids=[name for name, _ in PATTERNS])
+def test_regex_stays_linear_on_pumped_input(name: str, pattern: Any) -> None:
+    run_timed(_assert_linear, pattern, timeout=120)
+
+
+def _extract_with(extractor: Extractor, text: str) -> None:
+    extract(entry_for(text), (extractor,))
+
+
+@pytest.mark.parametrize("extractor", EXTRACTORS, ids=[e.name for e in EXTRACTORS])
+@pytest.mark.parametrize("family", sorted(ADVERSARIAL_TEXTS))
+def test_extract_every_extractor_is_fast_on_adversarial_entries(
+    extractor: Extractor, family: str
+) -> None:
+    text = ADVERSARIAL_TEXTS[family]()
+    seconds = run_timed(_extract_with, extractor, text, timeout=10 * EXTRACTOR_BUDGET)
+    assert seconds < EXTRACTOR_BUDGET, f"{extractor.name} took {seconds:.1f}s on {family}"
+
+
+def test_extract_ten_thousand_spans_in_one_entry_are_all_classified() -> None:
+    text = ADVERSARIAL_TEXTS["10k-backtick-spans"]()
+    mentions = extract(entry_for(text))
+    symbols = {m.key for m in mentions if m.field.value == "text" and m.kind.value == "symbol"}
+    assert len(symbols) == 10_000 and "Cache9999.evict_9999" in symbols
+
+
+def test_cli_builds_a_single_20_mb_line_in_seconds(tmp_path) -> None:
+    """A 20 MB summary line of prose with stray backticks, code spans and references: read
+    whole into the graph, its mentions taken from the first MAX_READ_CHARS, with a warning."""
+    words = "the cache eviction order is settled once per request 修复 淘汰 顺序 and".split()
+    pieces, size, i = [], 0, 0
+    while size < 20_000_000:
+        i += 1
+        word = words[i % len(words)]
+        if i % 3000 == 0:
+            word = f"`mod{i}.py`"
+        elif i % 3001 == 0:
+            word = f"#{i}"
+        elif i % 997 == 0:
+            word = "`"
+        pieces.append(word)
+        size += len(word) + 1
+    line = " ".join(pieces)[:20_000_000]
+    digest = tmp_path / "huge.txt"
+    digest.write_text(f"2026-01-01\nA huge summary\n{line}.\n", "utf-8")
+    start = time.perf_counter()
+    code, _, stderr = build([str(digest)], tmp_path / "out")
+    seconds = time.perf_counter() - start
+    assert code == 0, stderr
+    assert seconds < 60, f"a 20 MB line took {seconds:.0f}s"
+    assert (
+        f"huge.txt:2: warning: entry of 20,000,001 characters: mentions are read from the "
+        f"first {MAX_READ_CHARS:,}" in stderr
+    )
+    graph = json.loads((tmp_path / "out" / "graph.json").read_text("utf-8"))
+    (entry,) = [n for n in graph["nodes"] if n["kind"] == "Entry"]
+    assert entry["text"] == line + "."
+    files = [n["path"] for n in graph["nodes"] if n["kind"] == "SourceFile"]
+    assert files and all(f"`{path}`" in line[:MAX_READ_CHARS] for path in files)
+    # pyoxigraph's parsers stop at 16 MiB a token, and rapper's N-Triples reader takes a
+    # minute on a 20 MB line: rapper's Turtle reader checks the literal.
+    run = subprocess.run(
+        ["rapper", "-i", "turtle", "-c", str(tmp_path / "out" / "graph.ttl")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    nt_lines = (tmp_path / "out" / "graph.nt").read_bytes().count(b"\n")
+    assert f"returned {nt_lines} triples" in run.stderr
