@@ -9,6 +9,7 @@ unknown named query, missing parameter, no graph in the folder).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -21,6 +22,7 @@ from kgraph import __version__, evaluate, remote, results
 from kgraph import push as pushing
 from kgraph import query as queries
 from kgraph.catalog import CatalogError, load_knowledge
+from kgraph.diff import DiffError, diff_outputs
 from kgraph.export import EXPORTERS, exporter_named, write_atomic
 from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
 from kgraph.export.subgraph import FocusError
@@ -183,6 +185,36 @@ def build(
             click.echo(f"{report_path}:0: error: cannot write the report: {err.strerror}", err=True)
             code = EXIT_UNTRUSTED
     sys.exit(code)
+
+
+@cli.command()
+@click.argument("old_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("new_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a headline for chat, then details; json: one object for pipelines.",
+)
+def diff(old_dir: Path, new_dir: Path, output_format: str) -> None:
+    """Say what NEW_DIR's build added to OLD_DIR's: new PRs, shared-code links, patterns.
+
+    Both are `kgraph build` output folders (their graph.json is read). The first line is
+    a one-line summary a pipeline can post to chat; details follow.
+    """
+    try:
+        result = diff_outputs(old_dir, new_dir)
+    except DiffError as err:
+        click.echo(str(err), err=True)
+        sys.exit(EXIT_UNTRUSTED)
+    if output_format == "json":
+        click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=1))
+        return
+    click.echo(result.headline())
+    for line in result.details():
+        click.echo(line)
 
 
 @cli.command("eval")
