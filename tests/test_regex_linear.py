@@ -13,6 +13,7 @@ import subprocess
 import time
 from typing import Any
 
+import pyoxigraph as ox
 import pytest
 import regex
 
@@ -138,6 +139,35 @@ def test_extract_ten_thousand_spans_in_one_entry_are_all_classified() -> None:
     mentions = extract(entry_for(text))
     symbols = {m.key for m in mentions if m.field.value == "text" and m.kind.value == "symbol"}
     assert len(symbols) == 10_000 and "Cache9999.evict_9999" in symbols
+
+
+def test_cli_builds_10k_spans_unbalanced_backticks_and_deep_brackets(tmp_path) -> None:
+    """Through the real CLI; without the HTML page, whose layout of 20,000 symbol nodes is a
+    question of scale, not of hostile text."""
+    spans = " ".join(f"`Cache{i}.evict_{i}()`" for i in range(10_000))
+    digest = tmp_path / "spans.txt"
+    digest.write_text(
+        f"2026-01-01\nTen thousand spans\n{spans}.\n"
+        f"Unbalanced backticks\n{'`a ' * 20_000}`.\n"
+        f"Deep brackets\n`{'(' * 5000}{')' * 5000}` and {'([{' * 5000}{'}])' * 5000}.\n",
+        "utf-8",
+    )
+    start = time.perf_counter()
+    code, stdout, stderr = build(
+        [str(digest)],
+        tmp_path / "out",
+        *("--only", "turtle", "--only", "ntriples"),
+        *("--only", "jsonld", "--only", "json"),
+    )
+    seconds = time.perf_counter() - start
+    assert code == 0 and not stderr, stderr
+    assert stdout.startswith("1 digests, 3 entries, 3 PRs")
+    assert seconds < 60, f"took {seconds:.0f}s"
+    graph = json.loads((tmp_path / "out" / "graph.json").read_text("utf-8"))
+    names = {n["qualifiedName"] for n in graph["nodes"] if n["kind"] == "CodeSymbol"}
+    assert {f"Cache{i}.evict_{i}" for i in range(10_000)} <= names
+    triples = ox.parse(path=str(tmp_path / "out" / "graph.ttl"), format=ox.RdfFormat.TURTLE)
+    assert sum(1 for _ in triples) == (tmp_path / "out" / "graph.nt").read_text("utf-8").count("\n")
 
 
 def test_cli_builds_a_single_20_mb_line_in_seconds(tmp_path) -> None:

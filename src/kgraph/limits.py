@@ -13,7 +13,7 @@ import dataclasses
 
 from kgraph.model import Entry, Problem, Severity
 
-MAX_READ_CHARS = 100_000
+MAX_READ_CHARS = 300_000
 
 
 def readable_part(entry: Entry) -> tuple[Entry, Problem | None]:
