@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,11 @@ def gold() -> list[dict]:
 @pytest.fixture(scope="session")
 def dev_gold() -> list[dict]:
     return json.loads((DEV / "gold.json").read_text("utf-8"))
+
+
+@pytest.fixture(scope="session")
+def fixture_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An output folder whose graph is the hand-written tests/data/named-queries.ttl."""
+    out = tmp_path_factory.mktemp("fixture-out")
+    shutil.copy(DATA / "named-queries.ttl", out / "graph.ttl")
+    return out

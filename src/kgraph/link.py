@@ -21,12 +21,27 @@ from kgraph import design
 from kgraph.catalog import Knowledge, builtin_knowledge
 from kgraph.graph import Date, KnowledgeGraph, Node, Value, node_id
 from kgraph.model import Digest, Entry, Kind, Mention
+from kgraph.resolve import (
+    Resolution,
+    Resolver,
+    Scope,
+    Status,
+    choose_repository,
+    distinctive,
+    home_mention,
+    mentioned_file,
+    mentioned_symbol,
+)
+from kgraph.source.index import SourceIndex
 
 UNKNOWN_REPO = "_"  # the scope of PRs whose repository no digest names
 EXTERNAL_SCOPE = "_external"
 DEFAULT_PACKAGES: Mapping[str, str] = {"vllm": "vllm-project/vllm", "sglang": "sgl-project/sglang"}
 SOURCE_ROOTS = ("python/", "src/", "lib/")
-DEFAULT_SHARE_LIMIT = 200  # entities touched by more PRs than this are hubs, not shared code
+# Code touched by more PRs than this is a hub, not evidence that two PRs are related. On a
+# Zipf-skewed corpus the pairs grow with the limit: at 100k entries, 20 gives about 10
+# sharesCodeWith edges a PR, 200 gives 130 a PR (four times all other edges together).
+DEFAULT_SHARE_LIMIT = 20
 
 ENTITY_KINDS = frozenset({Kind.FILE, Kind.SYMBOL, Kind.EXTERNAL_SYMBOL, Kind.ISSUE})
 RELATIONS: dict[Kind, str] = {
@@ -202,10 +217,16 @@ def _infer_repo_from_shared_code(prs: list[PullRequest]) -> None:
 
 
 def _distinctive(mention: Mention) -> bool:
-    key = mention.key
-    return (mention.kind is Kind.FILE and "/" in key) or (
-        len(key) >= 8 and ("_" in key.strip("_") or "." in key or any(c.isupper() for c in key[1:]))
-    )
+    return (mention.kind is Kind.FILE and "/" in mention.key) or distinctive(mention.key)
+
+
+def _infer_repo_from_source(prs: list[PullRequest], resolvers: Mapping[str, Resolver]) -> None:
+    """A PR with no repository gains the one whose checkout its mentions resolve in."""
+    for pr in prs:
+        if pr.repo is None:
+            mentions = [m for item in pr.items for m in item.mentions]
+            if repo := choose_repository(mentions, resolvers):
+                pr.repo, pr.repo_basis = repo, "source"
 
 
 # --- files and symbols ------------------------------------------------------------------------
@@ -252,11 +273,18 @@ def _scope(repo: str | None) -> list[str]:
 
 
 def link(
-    items: Sequence[ExtractedEntry], digests: Sequence[Digest], options: LinkOptions | None = None
+    items: Sequence[ExtractedEntry],
+    digests: Sequence[Digest],
+    options: LinkOptions | None = None,
+    sources: Sequence[SourceIndex] = (),
 ) -> KnowledgeGraph:
+    """The linked graph; with `sources`, every file and symbol mention of a PR of those
+    repositories is also resolved against the checkout (see `kgraph.resolve`)."""
     options = options or LinkOptions()
     packages = _known_packages(items, options)
     prs = _group_pull_requests(items, packages)
+    resolvers = {index.repo: Resolver(index) for index in sources}
+    _infer_repo_from_source(prs, resolvers)
     _infer_repo_from_shared_code(prs)
     graph = KnowledgeGraph()
 
@@ -274,11 +302,13 @@ def link(
     paths_by_scope: dict[str | None, set[str]] = defaultdict(set)
     names_by_scope: dict[str | None, set[str]] = defaultdict(set)
     for pr in prs:
+        resolver = resolvers.get(pr.repo or "")
         for item in pr.items:
             for m in item.mentions:
-                if m.kind is Kind.FILE:
+                # With a checkout, only names it lacks are merged by their spelling.
+                if m.kind is Kind.FILE and not (resolver and resolver.file_candidates(m.key)):
                     paths_by_scope[pr.repo].add(m.key)
-                elif m.kind is Kind.SYMBOL:
+                elif m.kind is Kind.SYMBOL and not (resolver and resolver.symbol_candidates(m.key)):
                     names_by_scope[pr.repo].add(m.key)
     canonical_path = {scope: _canonical_paths(p) for scope, p in paths_by_scope.items()}
     canonical_name = {scope: _canonical_symbols(n) for scope, n in names_by_scope.items()}
@@ -290,6 +320,7 @@ def link(
             canonical_path.get(pr.repo, {}),
             canonical_name.get(pr.repo, {}),
             options.knowledge,
+            resolvers.get(pr.repo or ""),
         )
     _derive_shared_code(graph, options.share_limit)
     return graph
@@ -301,6 +332,7 @@ def _add_pull_request(
     paths: Mapping[str, str],
     names: Mapping[str, str],
     knowledge: Knowledge,
+    resolver: Resolver | None = None,
 ) -> None:
     first = pr.items[0].entry
     attrs: list[tuple[str, Value]] = [("title", first.title), ("repositoryBasis", pr.repo_basis)]
@@ -316,6 +348,7 @@ def _add_pull_request(
     if pr.repo:
         repo_id = graph.add(Node(node_id("repo", *pr.repo.split("/")), "Repository", pr.repo))
         graph.link(pr_id, "inRepository", repo_id)
+    resolved = resolver.resolve(m for i in pr.items for m in i.mentions) if resolver else {}
 
     for item in pr.items:
         entry = item.entry
@@ -333,16 +366,19 @@ def _add_pull_request(
         graph.link(eid, "partOf", digest_id(item.digest))
         graph.link(pr_id, "describedBy", eid)
         for m in item.mentions:
-            target = _entity_for(graph, pr, m, paths, names) or design.add_entity(
-                graph, _scope(pr.repo), m, knowledge
+            target = _entity_for(graph, pr, m, paths, names, resolved, resolver) or (
+                design.add_entity(graph, _scope(pr.repo), m, knowledge)
             )
             if target is None:
                 continue
             relation = RELATIONS.get(m.kind, "mentionsSymbol")
             graph.link(pr_id, relation, target)
-            if m.kind is Kind.SYMBOL and m.detail.startswith("in:"):
-                file_mention = Mention(Kind.FILE, m.detail[3:], m.detail[3:], 0, 0)
-                defined_in = _entity_for(graph, pr, file_mention, paths, names)
+            found = resolved.get(m)
+            # "`lru.py` 的 `evict()`" says where a name is; with a checkout, only for a name
+            # it lacks (an ambiguous one carries its candidates instead).
+            if m.detail.startswith("in:") and (found is None or found.status is Status.MISSING):
+                file_mention = home_mention(m.detail[3:])
+                defined_in = _entity_for(graph, pr, file_mention, paths, names, resolved, resolver)
                 if defined_in:
                     graph.link(target, "definedIn", defined_in)
             mention_id = f"{eid}/{m.field.value}-{m.start}-{m.end}{design.mention_suffix(m)}"
@@ -371,9 +407,17 @@ def _entity_for(
     m: Mention,
     paths: Mapping[str, str],
     names: Mapping[str, str],
+    resolved: Mapping[Mention, Resolution],
+    resolver: Resolver | None,
 ) -> str | None:
     scope = _scope(pr.repo)
     repo_id = node_id("repo", *pr.repo.split("/")) if pr.repo else None
+    found = resolved.get(m)
+    if found and resolver and repo_id and m.kind in (Kind.FILE, Kind.SYMBOL):
+        where = Scope(tuple(scope), repo_id, resolver)
+        if m.kind is Kind.FILE:
+            return mentioned_file(graph, where, paths.get(m.key, m.key), found)
+        return mentioned_symbol(graph, where, names.get(m.key, m.key), found)
     if m.kind is Kind.FILE:
         path = paths.get(m.key, m.key)
         fid = graph.add(
@@ -442,20 +486,29 @@ def _add_symbol(
 def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
     """`sharesCodeWith` between PRs that touch a file or mention a repository symbol in common.
 
+    A PR that names a symbol also touches the file the symbol is `definedIn`: three PRs that
+    name three functions of one file share that file. A name the source says is ambiguous
+    pairs no PRs (two reviews saying `forward` need not mean the same `forward`).
     Entities touched by more than `share_limit` PRs are hubs (every PR mentions `__init__`):
     they still link to all their PRs, but pairing all of them would add a quadratic number
     of edges that say nothing.
     """
+    homes: dict[str, set[str]] = defaultdict(set)
+    for edge in graph.edges:
+        if edge.relation == "definedIn":
+            homes[edge.source].add(edge.target)
     touched_by: dict[str, set[str]] = defaultdict(set)
     for edge in graph.edges:
         if edge.relation in ("touchesFile", "mentionsSymbol"):
             target = graph.nodes[edge.target]
             if target.get("isExternal") is not True:
                 touched_by[edge.target].add(edge.source)
+                for home in homes.get(edge.target, ()):
+                    touched_by[home].add(edge.source)
     for entity, prs in touched_by.items():
         node = graph.nodes[entity]
         graph.add(Node(entity, node.kind, node.label, (("prCount", len(prs)),)))
-        if 2 <= len(prs) <= share_limit:
+        if 2 <= len(prs) <= share_limit and node.get("resolution") != Status.AMBIGUOUS.value:
             ordered = sorted(prs)
             for i, a in enumerate(ordered):
                 for b in ordered[i + 1 :]:

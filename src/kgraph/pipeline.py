@@ -7,7 +7,7 @@ returns everything the CLI reports instead of printing.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from kgraph.interrupt import checkpoint
 from kgraph.limits import readable_part
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
+from kgraph.source import LoadedSource, SourceIndex, SourceSpec, load_source
 from kgraph.vocab import DEFAULT_BASE
 
 
@@ -28,6 +29,8 @@ class BuildOptions:
     input_format: str | None = None
     link: LinkOptions = field(default_factory=LinkOptions)
     exporters: Sequence[Exporter] = EXPORTERS
+    export_options: Mapping[str, object] = field(default_factory=dict)  # e.g. html_max_nodes
+    sources: Sequence[SourceSpec] = ()  # checkouts to resolve mentions against
 
 
 @dataclass(slots=True)
@@ -39,6 +42,7 @@ class BuildResult:
     problems: list[Problem]
     outputs: list[Path]
     seconds: float
+    sources: list[LoadedSource] = field(default_factory=list)
 
     @property
     def entries_in_graph(self) -> int:
@@ -63,11 +67,24 @@ class BuildResult:
             f"{c.get('PullRequest', 0)} PRs, {c.get('SourceFile', 0)} files, "
             f"{c.get('CodeSymbol', 0)} symbols, {c.get('Issue', 0)} issues, {edges} edges"
             f" in {self.seconds:.2f}s"
+            + "".join(f"; {s.summary()}" for s in self.sources)
+            + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
         )
 
 
+def _resolution_counts(graph: KnowledgeGraph) -> str:
+    """How the files and symbols the reviews name fared against the sources."""
+    named = {e.target for e in graph.edges if e.relation in ("touchesFile", "mentionsSymbol")}
+    counts = {"resolved": 0, "ambiguous": 0, "missing": 0}
+    for node in named:
+        status = graph.nodes[node].get("resolution")
+        if isinstance(status, str):
+            counts[status] += 1
+    return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
 def build_graph(
-    inputs: Sequence[str], options: BuildOptions
+    inputs: Sequence[str], options: BuildOptions, sources: Sequence[SourceIndex] = ()
 ) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem]]:
     digests: list[Digest] = []
     items: list[ExtractedEntry] = []
@@ -102,17 +119,25 @@ def build_graph(
             mentions = extract(readable, EXTRACTORS, options.link.knowledge)
             items.append(ExtractedEntry(entry, result.digest, mentions))
     checkpoint()
-    graph = link(items, digests, options.link)
+    graph = link(items, digests, options.link, sources)
     return graph, digests, read, skipped, problems
 
 
 def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = None) -> BuildResult:
+    """Build and write the graph; source indexes are cached in `out_dir/.kgraph/`.
+
+    Raises `kgraph.source.SourceError` when a `--source` cannot be read.
+    """
     options = options or BuildOptions()
     started = time.perf_counter()
-    graph, digests, read, skipped, problems = build_graph(inputs, options)
+    loaded = [load_source(spec, out_dir) for spec in options.sources]
+    graph, digests, read, skipped, problems = build_graph(
+        inputs, options, [s.index for s in loaded]
+    )
     checkpoint()
     try:
-        outputs = export_all(ExportInput(graph, options.base), out_dir, options.exporters)
+        export = ExportInput(graph, options.base, dict(options.export_options))
+        outputs = export_all(export, out_dir, options.exporters)
     except OSError as err:  # a full disk, a read-only folder, -o naming a file's child
         where = err.filename if isinstance(err.filename, str) else str(out_dir)
         problems.append(
@@ -120,5 +145,5 @@ def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = Non
         )
         outputs = []
     return BuildResult(
-        graph, digests, read, skipped, problems, outputs, time.perf_counter() - started
+        graph, digests, read, skipped, problems, outputs, time.perf_counter() - started, loaded
     )

@@ -61,7 +61,7 @@ EXPORTERS: tuple[Exporter, ...] = (
         "html",
         "graph.html",
         "interactive, offline HTML graph",
-        lambda x: html.to_html(x.graph).encode("utf-8"),
+        lambda x: html.to_html(x.graph, html.options_from(x.options)).encode("utf-8"),
     ),
 )
 

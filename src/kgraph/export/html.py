@@ -1,132 +1,304 @@
 """The interactive HTML graph: one self-contained file, no network, text never parsed as HTML.
 
-pyvis gives us vis-network and its node/edge model; we use our own small template instead
-of pyvis's (which loads Bootstrap from a CDN) and lay the graph out in Python, so that the
-page draws at once with physics off instead of simulating for minutes on large graphs.
+pyvis ships vis-network; we inline that library with our own small template and script
+instead of pyvis's page (which loads Bootstrap from a CDN) and its `Network` builder (whose
+duplicate checks are quadratic). Positions come from `layout` in bounded time, so the page
+draws at once with physics off. Everything the reviews wrote travels as JSON in a
+`<script type="application/json">` block and reaches the page only through `textContent`;
+a Content-Security-Policy with script hashes blocks any script we did not put there.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import math
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import networkx as nx
 import pyvis
-from pyvis.network import Network
 
-from kgraph.graph import KnowledgeGraph, Node
+from kgraph.export import json_graph, layout, subgraph
+from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Text, Value
 
-STYLE = {  # kind: (colour, shape)
-    "PullRequest": ("#2563eb", "dot"),
-    "SourceFile": ("#16a34a", "square"),
-    "CodeSymbol": ("#ea580c", "diamond"),
-    "Issue": ("#9333ea", "triangle"),
-    "Repository": ("#0f172a", "star"),
-    "DesignPattern": ("#db2777", "hexagon"),
-    "DesignDecision": ("#ca8a04", "triangleDown"),
-    "Topic": ("#0891b2", "ellipse"),
-    "Person": ("#64748b", "box"),
-}
-SHOWN_RELATIONS = frozenset(
-    {
-        "touchesFile",
-        "mentionsSymbol",
-        "references",
-        "inRepository",
-        "appliesPattern",
-        "hasTopic",
-        "madeDecision",
-        "involves",
-        "definedIn",
-        "memberOf",
-    }
+DEFAULT_MAX_NODES = 5000  # bench/html.py: 5,000 nodes draw in ~2 s and answer a search in ~1 s
+
+# Legend order: key, legend label, colour, vis-network shape.
+STYLE: tuple[tuple[str, str, str, str], ...] = (
+    ("PullRequest", "Pull request", "#2563eb", "dot"),
+    ("SourceFile", "Source file", "#15803d", "square"),
+    ("CodeSymbol", "Code symbol", "#ea580c", "diamond"),
+    ("ExternalSymbol", "External symbol", "#a8a29e", "diamond"),
+    ("Issue", "Issue", "#7c3aed", "triangle"),
+    ("DesignDecision", "Design decision", "#ca8a04", "triangleDown"),
+    ("DesignPattern", "Design pattern", "#db2777", "hexagon"),
+    ("Topic", "Topic", "#0891b2", "star"),
+    ("Person", "Person", "#475569", "ellipse"),
 )
+DRAWN_KINDS = frozenset(k for k, *_ in STYLE) - {"ExternalSymbol"}
+
+# Relations drawn as lines; the details panel lists every relation between drawn nodes, in
+# this order. relation: (heading in the panel of its source, heading in that of its target)
+RELATIONS: dict[str, tuple[str, str]] = {
+    "makesDecision": ("Decisions", "Made by PRs"),
+    "appliesPattern": ("Patterns", "Applied by PRs"),
+    "hasTopic": ("Topics", "PRs on this topic"),
+    "touchesFile": ("Touched code", "Touched by PRs"),
+    "mentionsSymbol": ("Touched code", "Mentioned by PRs"),
+    "references": ("Issues", "Referenced by PRs"),
+    "involves": ("People", "PRs involving"),
+    "definedIn": ("Defined in", "Defines"),
+    "memberOf": ("Member of", "Members"),
+}
+DRAWN_RELATIONS = frozenset(RELATIONS)
+LISTED_RELATIONS: dict[str, tuple[str, str]] = {
+    **RELATIONS,
+    "sharesCodeWith": ("Shares code with", "Shares code with"),
+    "candidate": ("Candidates", "Candidate for"),
+}
+
+_PLACEHOLDER = re.compile(r"/\*KG_(CSS|VIS_JS|JS|DATA|CSP|TITLE)\*/")
 
 
-def _vis_library() -> tuple[str, str]:
-    lib = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
-    return (
-        (lib / "vis-network.min.js").read_text("utf-8"),
-        (lib / "vis-network.css").read_text("utf-8"),
-    )
+@dataclass(frozen=True, slots=True)
+class HtmlOptions:
+    title: str = "kgraph"
+    max_nodes: int = DEFAULT_MAX_NODES  # 0 draws every node
+    focus: tuple[str, ...] = ()  # names to centre on; empty for the whole graph
+    depth: int = 2
 
 
-def _layout(graph: nx.Graph) -> dict[str, tuple[float, float]]:
-    """Deterministic positions: a seeded spring layout, bounded in iterations."""
-    if graph.number_of_nodes() == 0:
-        return {}
-    iterations = 50 if graph.number_of_nodes() <= 2000 else 15
-    scale = 120 * math.sqrt(graph.number_of_nodes())
-    positions = nx.spring_layout(graph, seed=7, iterations=iterations, scale=scale)
-    return {n: (round(float(x), 1), round(float(y), 1)) for n, (x, y) in positions.items()}
-
-
-def _details(
-    node: Node, graph: KnowledgeGraph, neighbours: dict[str, list[tuple[str, str]]]
-) -> dict[str, object]:
-    attrs: dict[str, list[str]] = {}
-    for name, value in node.attrs:
-        attrs.setdefault(name, []).append(str(value))
-    links = [
-        [relation, graph.nodes[other].kind, graph.nodes[other].label]
-        for relation, other in neighbours.get(node.id, [])
-    ]
-    return {"kind": node.kind, "label": node.label, "attrs": attrs, "links": links}
-
-
-def to_html(graph: KnowledgeGraph, title: str = "kgraph") -> str:
-    shown = {n.id: n for n in graph.sorted_nodes() if n.kind in STYLE}
-    edges = [
-        e
-        for e in graph.sorted_edges()
-        if e.relation in SHOWN_RELATIONS and e.source in shown and e.target in shown
-    ]
-    neighbours: dict[str, list[tuple[str, str]]] = {}
-    for e in graph.sorted_edges():
-        if e.source in shown and e.target in shown:
-            neighbours.setdefault(e.source, []).append((e.relation, e.target))
-            neighbours.setdefault(e.target, []).append((e.relation + " (from)", e.source))
-    layout_graph = nx.Graph()
-    layout_graph.add_nodes_from(shown)
-    layout_graph.add_edges_from((e.source, e.target) for e in edges)
-    positions = _layout(layout_graph)
-
-    net = Network(directed=True)
-    for node in shown.values():
-        colour, shape = STYLE[node.kind]
-        x, y = positions[node.id]
-        count = node.get("prCount")
-        size = 10 + 4 * math.sqrt(count if isinstance(count, int) else 0)
-        net.add_node(
-            node.id,
-            label=node.label[:40],
-            color=colour,
-            shape=shape,
-            x=x,
-            y=y,
-            size=size,
-            kind=node.kind,
-        )
-    for e in edges:
-        net.add_edge(e.source, e.target, title=e.relation, arrows="to")
-    data = {
-        "nodes": net.nodes,
-        "edges": net.edges,
-        "details": {nid: _details(n, graph, neighbours) for nid, n in shown.items()},
-        "legend": [[kind, colour, shape] for kind, (colour, shape) in STYLE.items()],
-    }
-    script, css = _vis_library()
-    template = resources.files("kgraph.export").joinpath("templates/graph.html").read_text("utf-8")
-    payload = json.dumps(data, ensure_ascii=False, sort_keys=True)
+def to_html(graph: KnowledgeGraph, options: HtmlOptions | None = None) -> str:
+    options = options or HtmlOptions()
+    data = page_data(graph, options)
+    payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return (
-        template.replace("/*VIS_CSS*/", css)
-        .replace("/*VIS_JS*/", script.replace("</script", "<\\/script"))
-        .replace("/*KG_DATA*/", payload)
-        .replace("<!--TITLE-->", _escape_html(title))
+    vis_js = _vis_library().replace("</script", "<\\/script")
+    app_js = _template("graph.js")
+    csp = (
+        "default-src 'none'; "
+        f"script-src {_script_hash(vis_js)} {_script_hash(app_js)}; "
+        "style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
     )
+    parts = {
+        "CSS": _template("graph.css"),
+        "VIS_JS": vis_js,
+        "JS": app_js,
+        "DATA": payload,
+        "CSP": csp,
+        "TITLE": _escape_html(options.title),
+    }
+    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _template("graph.html"))
+
+
+def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
+    """Everything the page shows, as plain JSON values with node indices for links."""
+    candidates = sorted(n.id for n in graph.nodes.values() if n.kind in DRAWN_KINDS)
+    # Sorting on a tuple key is many times faster than on the dataclass's own ordering.
+    all_edges = sorted(graph.edges, key=lambda e: (e.source, e.relation, e.target))
+    drawn_edges = [(e.source, e.target) for e in all_edges if e.relation in DRAWN_RELATIONS]
+    near = subgraph.neighbours(candidates, drawn_edges)
+    if options.focus:
+        selection = subgraph.around(graph, near, options.focus, options.depth, options.max_nodes)
+    else:
+        selection = subgraph.most_relevant(graph, near, options.max_nodes)
+    kept = [n for n in candidates if n in selection.nodes]
+    index = {n: i for i, n in enumerate(kept)}
+    kept_edges = [(a, b) for a, b in drawn_edges if a in index and b in index]
+    # The shared-code view gets its own layout: in the whole graph's, its few nodes are lost
+    # among the room left for everything else. The whole graph's then starts from it.
+    shared_view = _shared_view(graph, kept, near)
+    shared_positions = layout.layout(
+        sorted(shared_view),
+        [(a, b) for a, b in kept_edges if a in shared_view and b in shared_view],
+    )
+    prs = [n for n in kept if graph.nodes[n].kind == "PullRequest"]
+    positions = layout.layout(kept, kept_edges, warm=shared_positions, anchors=prs)
+
+    edges = [
+        [index[e.source], e.relation, index[e.target]]
+        for e in all_edges
+        if e.relation in LISTED_RELATIONS and e.source in index and e.target in index
+    ]
+    repository, entries_of, entries = _provenance(graph, all_edges, index)
+    shared_touched = _shared_code_per_pr(graph)
+    nodes = []
+    for node_id in kept:
+        node = graph.nodes[node_id]
+        x, y = positions[node_id]
+        record: dict[str, object] = {
+            "id": node_id,
+            "k": _style_key(node),
+            "l": node.label,
+            "x": x,
+            "y": y,
+            "s": _size(graph, node, near, shared_touched),
+            "a": _attributes(node),
+        }
+        if node_id in repository:
+            record["r"] = repository[node_id]
+        if found := entries_of.get(node_id):
+            record["e"] = found
+        if node.kind == "PullRequest":
+            record["sc"] = shared_touched.get(node_id, 0)
+        if node_id in shared_positions:
+            record["v"] = list(shared_positions[node_id])
+        nodes.append(record)
+    total = sum(1 for n in graph.nodes.values() if n.kind in DRAWN_KINDS)
+    return {
+        "title": options.title,
+        "note": selection.note,
+        "total": total,
+        "kinds": [list(style) for style in STYLE],
+        "relations": [[r, *h] for r, h in LISTED_RELATIONS.items()],  # in panel order
+        "drawn": sorted(DRAWN_RELATIONS),
+        "nodes": nodes,
+        "edges": edges,
+        "entries": entries,
+        "focus": list(options.focus),
+    }
+
+
+def _provenance(
+    graph: KnowledgeGraph, all_edges: list[Edge], index: Mapping[str, int]
+) -> tuple[dict[str, str], dict[str, list[int]], list[dict[str, object]]]:
+    """Each drawn node's repository, and the digest entries that describe or mention it.
+
+    Returns the repository label per node id, entry indices per node id, and the entry
+    records (digest file, line, date, title, summary and the index of the PR they describe).
+    """
+    repository: dict[str, str] = {}
+    described: dict[str, set[str]] = defaultdict(set)  # PR -> its entries
+    mentioned: dict[str, set[str]] = defaultdict(set)  # code, issue… -> entries naming it
+    mention_target: dict[str, str] = {}
+    mention_entry: dict[str, str] = {}
+    digest_of: dict[str, str] = {}
+    for e in all_edges:
+        if e.relation == "inRepository" and e.source in index:
+            repository[e.source] = graph.nodes[e.target].label
+        elif e.relation == "describedBy" and e.source in index:
+            described[e.source].add(e.target)
+        elif e.relation == "denotes":
+            mention_target[e.source] = e.target
+        elif e.relation == "inEntry":
+            mention_entry[e.source] = e.target
+        elif e.relation == "partOf":
+            digest_of[e.source] = e.target
+    for mention, target in mention_target.items():
+        if target in index and mention in mention_entry:
+            mentioned[target].add(mention_entry[mention])
+    pr_of = {entry: index[pr] for pr, found in described.items() for entry in found}
+    ordered = sorted(set(pr_of) | {e for found in mentioned.values() for e in found})
+    position = {entry: i for i, entry in enumerate(ordered)}
+    entries_of = {
+        node: sorted(position[e] for e in found)
+        for node, found in (*described.items(), *mentioned.items())
+    }
+    records = [_entry_record(graph, e, digest_of.get(e), pr_of.get(e)) for e in ordered]
+    return repository, entries_of, records
+
+
+def options_from(export_options: Mapping[str, object]) -> HtmlOptions:
+    """`kgraph build`'s HTML options, from `ExportInput.options` (`html_max_nodes`)."""
+    max_nodes = export_options.get("html_max_nodes", DEFAULT_MAX_NODES)
+    return HtmlOptions(max_nodes=max_nodes if isinstance(max_nodes, int) else DEFAULT_MAX_NODES)
+
+
+def render_json_file(source: Path, options: HtmlOptions) -> str:
+    """The page for a graph.json written by an earlier `kgraph build` (for `kgraph html`)."""
+    return to_html(json_graph.from_json(source.read_text("utf-8")), options)
+
+
+def _style_key(node: Node) -> str:
+    if node.kind == "CodeSymbol" and node.get("isExternal") is True:
+        return "ExternalSymbol"
+    return node.kind
+
+
+def _shared_view(graph: KnowledgeGraph, kept: list[str], near: Mapping[str, set[str]]) -> set[str]:
+    """Shared code and the PRs that touch it: the page's first view."""
+    kept_set = set(kept)
+    code = {n for n in kept if subgraph.is_shared_code(graph.nodes[n])}
+    prs = {
+        p for c in code for p in near[c] if p in kept_set and graph.nodes[p].kind == "PullRequest"
+    }
+    return code | prs
+
+
+def _shared_code_per_pr(graph: KnowledgeGraph) -> dict[str, int]:
+    """How many shared files and symbols (touched by 2+ PRs) each PR touches."""
+    shared = {n.id for n in graph.nodes.values() if subgraph.is_shared_code(n)}
+    counts: dict[str, int] = defaultdict(int)
+    for e in graph.edges:
+        if e.relation in ("touchesFile", "mentionsSymbol") and e.target in shared:
+            counts[e.source] += 1
+    return counts
+
+
+def _size(
+    graph: KnowledgeGraph,
+    node: Node,
+    near: Mapping[str, set[str]],
+    shared_touched: Mapping[str, int],
+) -> int:
+    """PRs grow with the shared code they touch; everything else with the PRs touching it."""
+    if node.kind == "PullRequest":
+        return round(12 + 6 * math.sqrt(shared_touched.get(node.id, 0)))
+    count = node.get("prCount")
+    if not isinstance(count, int):
+        count = sum(1 for n in near.get(node.id, ()) if graph.nodes[n].kind == "PullRequest")
+    return round(min(70.0, 9 + 6 * math.sqrt(max(count - 1, 0))))
+
+
+def _attributes(node: Node) -> dict[str, list[object]]:
+    attrs: dict[str, list[object]] = {}
+    for name, value in node.attrs:
+        attrs.setdefault(name, []).append(_plain(value))
+    return attrs
+
+
+def _plain(value: Value) -> object:
+    if isinstance(value, Text | Date):
+        return str(value)
+    return value
+
+
+def _entry_record(
+    graph: KnowledgeGraph, entry_id: str, digest_id: str | None, pr: int | None
+) -> dict[str, object]:
+    entry = graph.nodes[entry_id]
+    digest = graph.nodes.get(digest_id) if digest_id else None
+    source = digest.label if digest else entry.label.rsplit(":", 1)[0]
+    record: dict[str, object] = {
+        "source": source,
+        "line": entry.get("line"),
+        "title": str(entry.get("title") or ""),
+        "text": str(entry.get("text") or ""),
+    }
+    if (date := entry.get("date")) is not None:
+        record["date"] = str(date)
+    if pr is not None:
+        record["pr"] = pr
+    return record
+
+
+def _vis_library() -> str:
+    lib = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
+    return (lib / "vis-network.min.js").read_text("utf-8")
+
+
+def _template(name: str) -> str:
+    return resources.files("kgraph.export").joinpath("templates", name).read_text("utf-8")
+
+
+def _script_hash(script: str) -> str:
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 def _escape_html(text: str) -> str:

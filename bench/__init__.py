@@ -1,0 +1,1 @@
+"""Benchmarks and the synthetic corpus they run on (not installed with kgraph)."""

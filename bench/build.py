@@ -1,0 +1,173 @@
+"""Benchmark: kgraph build at 1k, 10k and 100k entries beside a naive baseline and the floor.
+
+One invocation generates (once, cached) the synthetic corpora of `bench/generate.py` and
+runs, for each size:
+
+- kgraph      a clean `kgraph build` writing the data outputs (Turtle, N-Triples, JSON-LD,
+              JSON);
+- kgraph+html the default build with every output, including the HTML page (only up to
+              --html-max entries);
+- baseline    bench/naive.py, the afternoon rdflib script (Graph.add per triple, then
+              serialize), measured up to --baseline-max entries and extrapolated linearly
+              beyond, marked "~";
+- floor       reading every digest and running one regex over it.
+
+Each is a separate process: wall time (median of --repeat runs), entries/s, peak RSS of
+the process (largest process of its tree) and CPU seconds; then the ratios kgraph/baseline
+and kgraph/floor from this same run. The machine may be shared: compare the ratios.
+
+    python bench/build.py                      # 1k, 10k, 100k; 3 runs each
+    python bench/build.py --sizes 1000,10000 --repeat 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.generate import generate  # noqa: E402
+
+DATA_OUTPUTS = ["--only", "turtle", "--only", "ntriples", "--only", "jsonld", "--only", "json"]
+FLOOR = (
+    "import re, sys, pathlib\n"
+    "files = sorted(pathlib.Path(sys.argv[1]).rglob('*.txt'))\n"
+    "text = ''.join(p.read_text('utf-8') for p in files)\n"
+    "print(sum(1 for _ in re.finditer(r'`[^`\\n]+`', text)), 'spans')\n"
+)
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    rss_mb: float
+    output: str
+
+
+def measure(command: list[str]) -> Run:
+    """Run a command to the end; its wall time, CPU time and peak RSS (from wait4)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stderr is not None
+    out = process.stdout.read().decode()
+    err = process.stderr.read().decode()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{err}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.strip())
+
+
+def median(runs: list[Run]) -> Run:
+    ordered = sorted(runs, key=lambda r: r.wall)
+    middle = ordered[len(ordered) // 2]
+    return Run(
+        statistics.median(r.wall for r in runs),
+        statistics.median(r.cpu for r in runs),
+        max(r.rss_mb for r in runs),
+        middle.output,
+    )
+
+
+def corpus(work: Path, entries: int, seed: int) -> Path:
+    folder = work / f"corpus-{entries}-{seed}"
+    done = folder / ".complete"
+    if not done.exists():
+        made = generate(folder, entries, seed)
+        done.write_text(f"{made.entries} entries, {made.bytes} bytes\n")
+    return folder
+
+
+def kgraph(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kgraph", "build", *args]
+
+
+def row(label: str, size: int, run: Run, estimated: bool = False) -> str:
+    mark = "~" if estimated else " "
+    rate = size / run.wall if run.wall else 0.0
+    return (
+        f"{size:>8,}  {label:<16} {mark}{run.wall:>8.2f} {mark}{rate:>10,.0f}"
+        f" {mark}{run.rss_mb:>8.0f} {mark}{run.cpu:>8.2f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
+    parser.add_argument("--baseline-max", type=int, default=10_000)
+    parser.add_argument("--html-max", type=int, default=1_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kgraph-bench"))
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    work = args.work
+    work.mkdir(parents=True, exist_ok=True)
+
+    print(f"kgraph benchmark: sizes {sizes}, {args.repeat} runs each, work folder {work}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    print(f"{'entries':>8}  {'run':<16} {'wall s':>9} {'entries/s':>11} {'RSS MB':>9} {'CPU s':>9}")
+    results: dict[tuple[str, int], Run] = {}
+    baseline_measured: tuple[int, Run] | None = None
+    for size in sizes:
+        folder = corpus(work, size, args.seed)
+        out = work / "out"
+
+        def repeat(command: list[str], out: Path = out) -> Run:
+            runs = []
+            for _ in range(args.repeat):
+                shutil.rmtree(out, ignore_errors=True)
+                runs.append(measure(command))
+            return median(runs)
+
+        results["floor", size] = repeat([sys.executable, "-c", FLOOR, str(folder)])
+        print(row("floor", size, results["floor", size]), flush=True)
+        command = kgraph(str(folder), "-o", str(out), *DATA_OUTPUTS)
+        results["kgraph", size] = run = repeat(command)
+        print(row("kgraph", size, run) + f"   {run.output}", flush=True)
+        if size <= args.html_max:
+            run = repeat(kgraph(str(folder), "-o", str(out), "-q"))
+            print(row("kgraph+html", size, run), flush=True)
+
+        if size <= args.baseline_max:
+            results["baseline", size] = run = repeat(
+                [sys.executable, str(ROOT / "bench" / "naive.py"), str(folder), str(work / "b.ttl")]
+            )
+            baseline_measured = (size, run)
+            print(row("baseline", size, run) + f"   {run.output}", flush=True)
+        elif baseline_measured is not None:
+            base_size, base = baseline_measured
+            scale = size / base_size
+            results["baseline", size] = run = Run(
+                base.wall * scale, base.cpu * scale, base.rss_mb * scale, "extrapolated"
+            )
+            print(row("baseline", size, run, estimated=True) + "   (linear from "
+                  f"{base_size:,} entries)", flush=True)  # fmt: skip
+
+    print("\nratios (this run):")
+    print(f"{'entries':>8}  {'kgraph/baseline':>16} {'kgraph/floor':>13}")
+    for size in sizes:
+        k = results["kgraph", size]
+        base = results.get(("baseline", size))
+        vs_base = f"{k.wall / base.wall:.2f}" + ("~" if base.output == "extrapolated" else "")
+        vs_floor = k.wall / results["floor", size].wall
+        print(f"{size:>8,}  {vs_base if base else '-':>16} {vs_floor:>13.1f}")
+    if len(sizes) > 1:
+        first, last = sizes[0], sizes[-1]
+        growth = results["kgraph", last].wall / results["kgraph", first].wall
+        print(f"\nkgraph time grows {growth:.1f}x for {last / first:.0f}x the entries.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""Loading a build into a triple store over HTTP, then checking what the store holds.
+
+The graph goes over the SPARQL 1.1 Graph Store HTTP Protocol (PUT or POST of N-Triples)
+to the store's Graph Store endpoint, in chunks of `chunk_size` triples, so a large graph
+never needs one giant request. When no Graph Store endpoint is given, or the server refuses
+the protocol there (404, 405, 415, 501…), the graph goes as SPARQL Update instead:
+`INSERT DATA` per chunk, and `DROP SILENT GRAPH` first when replacing. (We do not guess a
+Graph Store address: Virtuoso's SPARQL endpoint never answers a PUT, it only times out.)
+Blank nodes, which are scoped to one request, all travel in one chunk. After the last
+chunk, a COUNT query on the SPARQL endpoint must find every triple we sent.
+
+With `per_digest`, every digest's facts go to a named graph of their own (named by the
+digest's IRI), so a store can drop or replace one day's facts: a digest owns its Digest,
+Entry and Mention nodes, the PRs its entries describe, what its mentions name, and what
+those point at (a method's class, a PR's repository, a decision…). A fact two digests
+support is in both graphs; one that joins two digests (`kg:sharesCodeWith` across days)
+is in both; facts no digest supports (a pattern catalog nobody applied) go to the main
+graph. Corpus-wide numbers (`kg:prCount`) are as of the build that was pushed.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.parse
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kgraph.remote import RemoteError, Server, count, request
+from kgraph.store import graph_source, unreadable
+from kgraph.vocab import KG, RDF_TYPE
+
+DEFAULT_GRAPH = "https://w3id.org/kgraph/graph"
+DEFAULT_CHUNK = 20_000  # triples per request: a few MB of N-Triples
+PROTOCOLS = ("auto", "graph-store", "update")
+# Answers that mean "no Graph Store protocol here", not "your data is wrong".
+NOT_GRAPH_STORE = frozenset({400, 404, 405, 406, 415, 501})
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a store listens: its SPARQL endpoint, and optionally separate write addresses."""
+
+    endpoint: str  # SPARQL query endpoint: the count check, and updates unless `update`
+    store: str | None = None  # Graph Store protocol endpoint
+    update: str | None = None  # SPARQL Update endpoint
+
+    @property
+    def update_url(self) -> str:
+        return self.update or self.endpoint
+
+
+@dataclass(frozen=True, slots=True)
+class PushOptions:
+    graph: str = DEFAULT_GRAPH
+    replace: bool = False
+    per_digest: bool = False
+    chunk_size: int = DEFAULT_CHUNK
+    protocol: str = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class GraphReport:
+    iri: str
+    sent: int  # distinct triples sent to this graph
+    counted: int  # triples the store holds in it afterwards
+
+
+@dataclass(slots=True)
+class PushReport:
+    protocol: str = ""
+    graphs: list[GraphReport] = field(default_factory=list)
+    triples: int = 0  # distinct triples of the build
+    union: int | None = None  # distinct triples across the pushed graphs, counted by the store
+    requests: int = 0
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        return not self.problems
+
+
+def read_triples(out_dir: Path) -> list[ox.Triple]:
+    source, rdf_format = graph_source(out_dir)
+    try:
+        return sorted({q.triple for q in ox.parse(path=str(source), format=rdf_format)}, key=str)
+    except SyntaxError as error:
+        raise unreadable(source, error) from None
+
+
+def partition(triples: Iterable[ox.Triple], main_graph: str) -> dict[str, list[ox.Triple]]:
+    """Each triple under the digests that support it (see the module docstring)."""
+    triples = list(triples)
+    provenance: dict[str, set[str]] = defaultdict(set)
+    for t in triples:
+        if t.predicate.value == RDF_TYPE and t.object == ox.NamedNode(KG + "Digest"):
+            provenance[_key(t.subject)].add(_key(t.subject))
+    # Evidence flows from a digest to its entries, their mentions and the PRs they describe.
+    for predicate in ("partOf", "inEntry", "describedBy"):
+        for t in triples:
+            if t.predicate.value == KG + predicate and isinstance(t.object, ox.NamedNode):
+                provenance[_key(t.subject)] |= provenance[t.object.value]
+    fixed = {node for node, digests in provenance.items() if digests}
+    prs = {_key(t.subject) for t in triples if t.predicate.value == KG + "describedBy"}
+    # What a mention names is known from the digests of its mentions: finer than its PR's
+    # digests (a PR described on two days may name a symbol on one of them only).
+    evidenced: set[str] = set()
+    for t in triples:
+        if t.predicate.value == KG + "denotes" and _key(t.object) not in fixed:
+            provenance[_key(t.object)] |= provenance[_key(t.subject)]
+            evidenced.add(_key(t.object))
+    # Everything else is known through the nodes that point at it, transitively.
+    edges: dict[str, set[str]] = defaultdict(set)
+    for t in triples:
+        if isinstance(t.object, ox.NamedNode | ox.BlankNode) and t.predicate.value != RDF_TYPE:
+            edges[_key(t.subject)].add(_key(t.object))
+    pending = list(fixed | evidenced)
+    while pending:
+        node = pending.pop()
+        for target in edges.get(node, ()):
+            if target in fixed or (target in evidenced and node in prs):
+                continue
+            if not provenance[node] <= provenance[target]:
+                provenance[target] |= provenance[node]
+                pending.append(target)
+    graphs: dict[str, list[ox.Triple]] = defaultdict(list)
+    for t in triples:
+        own = provenance.get(_key(t.subject), set())
+        other = (
+            provenance.get(_key(t.object), set()) if not isinstance(t.object, ox.Literal) else set()
+        )
+        names = (own & other or own | other) if other else own
+        for name in sorted(names) or [main_graph]:
+            graphs[name].append(t)
+    return dict(sorted(graphs.items()))
+
+
+def _key(term: object) -> str:
+    return term.value if isinstance(term, ox.NamedNode) else str(term)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    data: bytes  # N-Triples
+    blank: bool  # holds blank nodes (then it is the last chunk, and holds all of them)
+
+
+def chunks(triples: list[ox.Triple], size: int) -> list[Chunk]:
+    """N-Triples bodies of at most `size` triples; blank-node triples all in the last one."""
+    ground = [t for t in triples if not _has_blank(t)]
+    blank = [t for t in triples if _has_blank(t)]
+    out = [Chunk(_ntriples(ground[i : i + size]), False) for i in range(0, len(ground), size)]
+    if blank:
+        out.append(Chunk(_ntriples(blank), True))
+    return out or [Chunk(b"", False)]
+
+
+def _has_blank(t: ox.Triple) -> bool:
+    return isinstance(t.subject, ox.BlankNode) or isinstance(t.object, ox.BlankNode)
+
+
+def _ntriples(triples: list[ox.Triple]) -> bytes:
+    data = ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES)
+    assert data is not None  # no output file given: pyoxigraph returns the bytes
+    return data
+
+
+def push(
+    out_dir: Path,
+    target: Target,
+    server: Server,
+    options: PushOptions,
+    progress: Callable[[str], None] = lambda _: None,
+) -> PushReport:
+    """Send the build's graph, then count what the store holds; problems are reported."""
+    started = time.perf_counter()
+    if options.protocol == "graph-store" and not target.store:
+        raise ValueError("--protocol graph-store needs the Graph Store endpoint (--store URL)")
+    for iri in (options.graph, target.endpoint, target.store or "", target.update_url):
+        if iri:
+            _check_iri(iri)
+    triples = read_triples(out_dir)
+    graphs = partition(triples, options.graph) if options.per_digest else {options.graph: triples}
+    report = PushReport(triples=len(triples))
+    protocol = "graph-store" if target.store and options.protocol != "update" else "update"
+    for iri, members in graphs.items():
+        bodies = chunks(members, options.chunk_size)
+        for index, chunk in enumerate(bodies):
+            replace = options.replace and index == 0
+            if protocol == "graph-store":
+                try:
+                    _graph_store(server, target, iri, chunk, replace)
+                except RemoteError as error:
+                    first = report.requests == 0 and options.protocol == "auto"
+                    if not (first and error.status in NOT_GRAPH_STORE):
+                        raise
+                    progress(
+                        f"no Graph Store protocol at {target.store} ({error}); "
+                        f"using SPARQL Update at {target.update_url}"
+                    )
+                    protocol = "update"
+            if protocol == "update":
+                _update(server, target, iri, chunk, replace)
+            report.requests += 1
+        progress(f"sent {len(members)} triples to <{iri}> in {len(bodies)} request(s)")
+    report.protocol = protocol
+    for iri, members in graphs.items():
+        counted = count(server, target.endpoint, [iri])
+        report.graphs.append(GraphReport(iri, len(members), counted))
+        if counted < len(members) or (options.replace and counted != len(members)):
+            report.problems.append(
+                f"<{iri}>: sent {len(members)} triples, but the store counts {counted}"
+            )
+    if options.per_digest and options.replace:
+        report.union = count(server, target.endpoint, list(graphs), distinct=True)
+        if report.union != len(triples):
+            report.problems.append(
+                f"the build has {len(triples)} triples, but the store's digest graphs "
+                f"hold {report.union} distinct ones"
+            )
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_iri(iri: str) -> None:
+    ox.NamedNode(iri)  # raises ValueError on anything that is not an absolute IRI
+
+
+def _with_graph(url: str, iri: str) -> str:
+    return url + ("&" if "?" in url else "?") + urllib.parse.urlencode({"graph": iri})
+
+
+def _graph_store(server: Server, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
+    assert target.store is not None
+    request(
+        server,
+        "PUT" if replace else "POST",
+        _with_graph(target.store, iri),
+        chunk.data,
+        {"Content-Type": "application/n-triples"},
+    )
+
+
+def _update(server: Server, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
+    graph = str(ox.NamedNode(iri))
+    data = chunk.data.decode("utf-8")
+    # Virtuoso refuses blank nodes in INSERT DATA; a template with an empty WHERE makes
+    # the same fresh nodes everywhere (one solution, one set of blank nodes).
+    if chunk.blank:
+        text = f"INSERT {{ GRAPH {graph} {{\n{data}}} }} WHERE {{}}"
+    else:
+        text = f"INSERT DATA {{ GRAPH {graph} {{\n{data}}} }}"
+    if replace:
+        text = f"DROP SILENT GRAPH {graph} ;\n{text}"
+    request(
+        server,
+        "POST",
+        target.update_url,
+        urllib.parse.urlencode({"update": text}).encode("utf-8"),
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )

@@ -1,0 +1,117 @@
+"""`kgraph diff`: what a day's build added, read from two real output folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import DEV, SEEDS, build
+from kgraph.cli import cli
+from kgraph.export import ExportInput, export_all, exporter_named
+from kgraph.graph import Node
+from kgraph.pipeline import BuildOptions, build_graph
+
+
+def diff(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["diff", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Yesterday: the seeds. Today: the seeds and the dev digests."""
+    root = tmp_path_factory.mktemp("diff")
+    assert build([str(SEEDS)], root / "old", "--only", "json")[0] == 0
+    assert build([str(SEEDS), str(DEV)], root / "new", "--only", "json")[0] == 0
+    return root / "old", root / "new"
+
+
+def _prs(folder: Path) -> dict[str, str]:
+    nodes = json.loads((folder / "graph.json").read_text("utf-8"))["nodes"]
+    return {n["id"]: n["label"] for n in nodes if n["kind"] == "PullRequest"}
+
+
+def test_diff_headline_counts_the_new_prs_and_links(builds) -> None:
+    old, new = builds
+    code, stdout, _ = diff(str(old), str(new))
+    assert code == 0
+    added = set(_prs(new)) - set(_prs(old))
+    headline, *details = stdout.splitlines()
+    assert headline.startswith(f"kgraph: +{len(added)} PRs, +")
+    assert "shared-code links" in headline and "patterns" in headline
+    assert f"New PRs ({len(added)}):" in details
+    for pr_id in added:
+        assert any(line.strip().startswith(pr_id + "  ") for line in details)
+
+
+def test_diff_names_the_code_a_new_link_shares(builds) -> None:
+    old, new = builds
+    _, stdout, _ = diff(str(old), str(new), "--format", "json")
+    data = json.loads(stdout)
+    links = data["newSharedCode"]
+    assert links and all(link["via"] for link in links)
+    graph = json.loads((new / "graph.json").read_text("utf-8"))
+    shares = {
+        (e["source"], e["target"]) for e in graph["edges"] if e["relation"] == "sharesCodeWith"
+    }
+    old_graph = json.loads((old / "graph.json").read_text("utf-8"))
+    old_shares = {
+        (e["source"], e["target"]) for e in old_graph["edges"] if e["relation"] == "sharesCodeWith"
+    }
+    assert len(links) == len({tuple(sorted(p)) for p in shares - old_shares})
+    assert any("KVBlockZeroer" in link["via"] for link in links)
+
+
+def test_diff_of_a_build_with_itself_is_nothing_new(builds) -> None:
+    _, new = builds
+    assert diff(str(new), str(new))[1] == "kgraph: nothing new\n"
+
+
+def test_diff_reports_prs_that_left_the_graph(builds) -> None:
+    old, new = builds
+    _, stdout, _ = diff(str(new), str(old))
+    removed = len(set(_prs(new)) - set(_prs(old)))
+    assert stdout.startswith(f"kgraph: +0 PRs, -{removed} PRs, +0 shared-code links")
+
+
+def test_diff_counts_pattern_applications_by_pattern(tmp_path) -> None:
+    """Patterns come from another extractor: any appliesPattern edge counts, labelled by
+    its target node."""
+    assert build([str(SEEDS)], tmp_path / "old", "--only", "json")[0] == 0
+    graph, *_ = build_graph([str(SEEDS)], BuildOptions())
+    prs = [n.id for n in graph.of_kind("PullRequest")][:3]
+    for pattern, label, users in (("lazy", "Lazy invalidation", prs[:2]), ("sst", "SSOT", prs[2:])):
+        graph.add(Node(f"pattern/{pattern}", "DesignPattern", label))
+        for pr in users:
+            graph.link(pr, "appliesPattern", f"pattern/{pattern}")
+    export_all(
+        ExportInput(graph, "https://example.org/"), tmp_path / "new", [exporter_named("json")]
+    )
+    code, stdout, _ = diff(str(tmp_path / "old"), str(tmp_path / "new"))
+    assert code == 0
+    assert stdout.splitlines()[0] == (
+        "kgraph: +0 PRs, +0 shared-code links, +3 patterns (Lazy invalidation ×2, SSOT ×1)"
+    )
+    assert "New pattern applications (3):" in stdout
+
+
+def test_diff_reads_plain_node_link_json_too(builds, tmp_path) -> None:
+    """A graph.json that is not one record a line (networkx, an older kgraph) is read whole."""
+    old, new = builds
+    (tmp_path / "old").mkdir()
+    data = json.loads((old / "graph.json").read_text("utf-8"))
+    (tmp_path / "old" / "graph.json").write_text(json.dumps(data, indent=2), "utf-8")
+    assert diff(str(tmp_path / "old"), str(new))[1] == diff(str(old), str(new))[1]
+
+
+def test_diff_missing_or_broken_graph_exits_1_naming_the_file(builds, tmp_path) -> None:
+    _, new = builds
+    code, _, stderr = diff(str(tmp_path / "nowhere"), str(new))
+    assert code == 1 and f"{tmp_path / 'nowhere' / 'graph.json'}:0: error: cannot read" in stderr
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "graph.json").write_text('{"nodes": 3}', "utf-8")
+    code, _, stderr = diff(str(tmp_path / "bad"), str(new))
+    assert code == 1 and "graph.json:1: error: not node-link JSON" in stderr

@@ -1,0 +1,183 @@
+"""The HTML export without a browser: its data block, layout, subgraphs and CLI options."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from conftest import EXAMPLES, build
+from kgraph.cli import cli
+from kgraph.export import json_graph, layout
+from kgraph.export.html import DEFAULT_MAX_NODES
+
+DRAWN = {
+    "PullRequest",
+    "SourceFile",
+    "CodeSymbol",
+    "Issue",
+    "DesignDecision",
+    "DesignPattern",
+    "Topic",
+    "Person",
+}
+
+
+def _page_data(page: Path) -> dict:
+    html = page.read_text("utf-8")
+    blocks = re.findall(r'<script type="application/json" id="kg-data">(.*?)</script>', html, re.S)
+    assert len(blocks) == 1
+    return json.loads(blocks[0])
+
+
+def _graph(out: Path) -> dict:
+    return json.loads((out / "graph.json").read_text("utf-8"))
+
+
+def test_export_html_is_self_contained_with_a_strict_policy(examples_out) -> None:
+    html = (examples_out / "graph.html").read_text("utf-8")
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
+    assert "<link" not in html and "@import" not in html
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert policy and "default-src 'none'" in policy.group(1)
+    assert "unsafe-inline" not in policy.group(1).split("style-src")[0]  # scripts by hash only
+
+
+def test_export_html_data_cannot_close_its_script_element(tmp_path) -> None:
+    digest = tmp_path / "x.jsonl"
+    title = "Fix </script><script>alert(1)</script> & <!-- in `a.py`"
+    digest.write_text(json.dumps({"title": title, "summary": "s", "repo": "o/r"}) + "\n", "utf-8")
+    assert build([str(digest)], tmp_path / "out")[0] == 0
+    html = (tmp_path / "out" / "graph.html").read_text("utf-8")
+    assert html.count("</script>") == 3
+    assert "<!--" not in html.split('id="kg-data">', 1)[1]
+    data = _page_data(tmp_path / "out" / "graph.html")
+    assert [n["l"] for n in data["nodes"] if n["k"] == "PullRequest"] == [title]
+
+
+def test_export_html_page_data_matches_the_graph(examples_out) -> None:
+    graph = _graph(examples_out)
+    data = _page_data(examples_out / "graph.html")
+    drawn = {n["id"]: n for n in graph["nodes"] if n["kind"] in DRAWN}
+    assert {n["id"] for n in data["nodes"]} == set(drawn)
+    assert data["total"] == len(drawn) and data["note"] == ""
+    by_id = {n["id"]: n for n in data["nodes"]}
+    # Code nodes grow with the PRs touching them; PRs with the shared code they touch.
+    sliding = by_id["symbol/vllm-project/vllm/_sliding_window_lookup"]
+    lonely = next(n for n in data["nodes"] if n["a"].get("prCount") == [1])
+    assert sliding["s"] > lonely["s"]
+    prs = [n for n in data["nodes"] if n["k"] == "PullRequest"]
+    assert max(p["s"] for p in prs) > min(p["s"] for p in prs)
+    assert all((p["sc"] > 0) == ("v" in p) for p in prs)  # the shared view: PRs sharing code
+
+
+def test_export_html_layout_is_deterministic_and_bounded_on_5000_nodes() -> None:
+    """Worst case for the force pass: one big core in which every PR shares code."""
+    rng = random.Random(5)
+    prs = [f"pr/{i}" for i in range(1500)]
+    code = [f"code/{i}" for i in range(3500)]
+    edges = [(p, rng.choice(code)) for p in prs for _ in range(5)]
+    started = time.perf_counter()
+    first = layout.layout(prs + code, edges)
+    seconds = time.perf_counter() - started
+    assert len(first) == 5000 and seconds < 30, seconds
+    assert len(set(first.values())) > 4900  # nodes do not pile up
+    assert layout.layout(prs + code, edges) == first
+
+
+def test_export_html_max_nodes_keeps_shared_code_and_its_prs_first(tmp_path) -> None:
+    code, _, stderr = build([str(EXAMPLES)], tmp_path, "--html-max-nodes", "10")
+    assert code == 0, stderr
+    graph = _graph(tmp_path)
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    shared = {
+        n["id"]
+        for n in graph["nodes"]
+        if n["kind"] in ("SourceFile", "CodeSymbol")
+        and not n.get("isExternal")
+        and n.get("prCount", 0) >= 2
+    }
+    their_prs = {
+        e["source"]
+        for e in graph["edges"]
+        if e["target"] in shared and nodes[e["source"]]["kind"] == "PullRequest"
+    }
+    context = {  # what those PRs decide, apply, are about, reference and involve
+        e["target"]
+        for e in graph["edges"]
+        if e["source"] in their_prs
+        and e["relation"]
+        in ("makesDecision", "appliesPattern", "hasTopic", "references", "involves")
+    }
+    data = _page_data(tmp_path / "graph.html")
+    kept = {n["id"] for n in data["nodes"]}
+    assert len(kept) == 10
+    assert len(shared | their_prs) < 10 < len(shared | their_prs | context)
+    assert shared | their_prs <= kept  # shared code and its PRs first
+    assert kept - (shared | their_prs) <= context  # then their context, before other PRs
+    assert data["note"].startswith("Showing the 10 most relevant of ")
+    assert "Left out:" in data["note"] and "code symbols" in data["note"]
+
+
+def test_export_html_focus_draws_the_neighbourhood_of_a_symbol(examples_out, tmp_path) -> None:
+    shutil.copy(examples_out / "graph.json", tmp_path / "graph.json")
+    result = CliRunner().invoke(
+        cli,
+        ["html", str(tmp_path), "--focus", "_sliding_window_lookup", "--depth", "1"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    page = tmp_path / "focus-_sliding_window_lookup.html"
+    assert result.output.strip() == f"wrote {page}"
+    graph = _graph(examples_out)
+    symbol = "symbol/vllm-project/vllm/_sliding_window_lookup"
+    around = {e["source"] for e in graph["edges"] if e["target"] == symbol} | {
+        e["target"] for e in graph["edges"] if e["source"] == symbol
+    }
+    drawn = {n["id"] for n in graph["nodes"] if n["kind"] in DRAWN}
+    data = _page_data(page)
+    assert {n["id"] for n in data["nodes"]} == {symbol} | (around & drawn)
+    assert data["focus"] == ["_sliding_window_lookup"]
+    assert "within 1 step(s) of `_sliding_window_lookup`" in data["note"]
+    # Depth 2 reaches the other code of those PRs.
+    out = tmp_path / "two.html"
+    CliRunner().invoke(
+        cli,
+        ["html", str(examples_out), "--focus", "_sliding_window_lookup", "-o", str(out)],
+        catch_exceptions=False,
+    )
+    assert len(_page_data(out)["nodes"]) > len(data["nodes"])
+
+
+def test_export_html_unknown_focus_is_a_usage_error_with_suggestions(examples_out) -> None:
+    result = CliRunner().invoke(cli, ["html", str(examples_out), "--focus", "sliding_window"])
+    assert result.exit_code == 2
+    assert "no node is named 'sliding_window'" in result.stderr
+    assert "_sliding_window_lookup" in result.stderr
+
+
+def test_export_html_command_needs_a_built_graph(tmp_path) -> None:
+    result = CliRunner().invoke(cli, ["html", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no graph.json here" in result.stderr
+    for broken in ("{oops", '{"edges": []}', '{"nodes": [{"id": 1}], "edges": []}'):
+        (tmp_path / "graph.json").write_text(broken, "utf-8")
+        result = CliRunner().invoke(cli, ["html", str(tmp_path)])
+        assert result.exit_code == 2, broken
+        assert "graph.json: not a kgraph graph.json" in result.stderr
+
+
+def test_export_html_json_round_trip_keeps_the_graph(examples_out) -> None:
+    text = (examples_out / "graph.json").read_text("utf-8")
+    graph = json_graph.from_json(text)
+    assert json_graph.to_json(graph, _graph(examples_out)["graph"]["base"]) == text
+
+
+def test_export_html_default_cap_is_documented_in_help() -> None:
+    result = CliRunner().invoke(cli, ["build", "--help"])
+    assert "--html-max-nodes" in result.output and str(DEFAULT_MAX_NODES) in result.output

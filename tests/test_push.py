@@ -1,0 +1,303 @@
+"""`kgraph push` against real servers on 127.0.0.1: Oxigraph (PyPI) and Virtuoso (Debian).
+
+Each server is started once for this module, on a free port with a temporary database,
+and stopped at the end. Every push is checked by counting in the store, and the named
+queries must give the same answers from the store as from the local graph.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+from click.testing import CliRunner
+
+import servers
+from conftest import DATA
+from kgraph import query, remote
+from kgraph.cli import cli
+from kgraph.push import DEFAULT_GRAPH, chunks, partition
+from kgraph.results import Solutions
+from test_query_named import EXPECTED
+
+KG = "https://w3id.org/kgraph/ns#"
+ID = "https://w3id.org/kgraph/id/"
+DIGESTS = [
+    f"{ID}digest/{d}" for d in ("day1.txt-aaaa1111", "day2.txt-bbbb2222", "tags.txt-cccc3333")
+]
+SEED_CASES = [
+    ("who-touches", {"symbol": "_sliding_window_lookup"}),
+    ("who-touches", {"symbol": "MambaManager.get_num_blocks_to_allocate"}),
+    ("who-touches", {"file": "lru.py"}),
+    ("hotspots", {}),
+    ("shared-code", {}),
+    ("pr", {"title": "KV Offload"}),
+    ("decisions-since", {"date": "2026-01-01"}),
+    ("patterns", {}),
+    ("topic", {"name": "SWA"}),
+    ("unresolved", {}),
+]
+
+
+def triples_of(path: Path) -> list[ox.Triple]:
+    return [q.triple for q in ox.parse(path=str(path))]
+
+
+# ---- without a server ------------------------------------------------------------------------
+
+
+def test_push_partition_gives_each_digest_the_facts_it_supports() -> None:
+    triples = triples_of(DATA / "named-queries.ttl")
+    graphs = partition(triples, DEFAULT_GRAPH)
+    assert sorted(graphs) == sorted([*DIGESTS, DEFAULT_GRAPH])
+    assert {t for members in graphs.values() for t in members} == set(triples)
+    # Only the pattern no PR applies has no digest behind it.
+    assert {t.subject.value for t in graphs[DEFAULT_GRAPH]} == {f"{ID}pattern/atomic-rollback"}
+
+    def holders(s: str, p: str, o: str | None = None) -> list[str]:
+        return sorted(
+            g
+            for g, members in graphs.items()
+            for t in members
+            if t.subject.value == ID + s
+            and t.predicate.value == p
+            and (o is None or t.object.value == o)
+        )
+
+    day1, day2, tags = DIGESTS
+    assert holders("entry/day1.txt-aaaa1111/2", KG + "line") == [day1]
+    assert holders("mention/tags.txt-cccc3333/3/text-33-35", KG + "surface") == [tags]
+    # #101 is described on both days: its title is in both graphs, each entry in its own.
+    assert holders("pr/acme/kv/101", "http://purl.org/dc/terms/title") == [day1, day2]
+    assert holders("pr/acme/kv/101", KG + "describedBy", ID + "entry/day1.txt-aaaa1111/2") == [day1]
+    # A link between PRs of different digests is kept by each of them.
+    assert holders("pr/acme/kv/101", KG + "sharesCodeWith", ID + "pr/acme/kv/title-c0ffee") == [
+        day1,
+        day2,
+        tags,
+    ]
+    # Code named on several days belongs to each, and so does the class a method names.
+    assert holders("symbol/acme/kv/_is_current", KG + "name") == [day1]
+    assert holders("symbol/acme/kv/LRUPolicy.evict", KG + "qualifiedName") == [day1, day2, tags]
+    assert holders("symbol/acme/kv/LRUPolicy", KG + "name") == [day1, day2, tags]
+    # Dropping day1's graph leaves #101 known (day2 describes it) but not day1's entry.
+    rest = {t for g in (day2, tags, DEFAULT_GRAPH) for t in graphs[g]}
+    subjects = {t.subject.value for t in rest}
+    assert ID + "pr/acme/kv/101" in subjects and ID + "entry/day1.txt-aaaa1111/2" not in subjects
+
+
+def test_push_chunks_are_bounded_and_keep_blank_nodes_together() -> None:
+    data = (
+        '<http://x/a> <http://x/p> _:b1 .\n_:b1 <http://x/q> "1" .\n'
+        + "".join(f'<http://x/s{i}> <http://x/p> "{i}" .\n' for i in range(25))
+        + "_:b2 <http://x/q> _:b1 .\n"
+    )
+    triples = [q.triple for q in ox.parse(data.encode(), format=ox.RdfFormat.N_TRIPLES)]
+    bodies = chunks(triples, 10)
+    sizes = [len(chunk.data.decode().splitlines()) for chunk in bodies]
+    assert sizes == [10, 10, 5, 3]
+    assert [chunk.blank for chunk in bodies] == [False, False, False, True]
+    assert "_:" in bodies[-1].data.decode()
+    assert not any("_:" in chunk.data.decode() for chunk in bodies[:-1])
+    assert [c.data for c in chunks([], 10)] == [b""]
+
+
+# ---- real servers ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=["oxigraph", "virtuoso"])
+def server(request, tmp_path_factory) -> Iterator[servers.Running]:
+    folder = tmp_path_factory.mktemp(request.param)
+    with getattr(servers, request.param)(folder) as running:
+        yield running
+
+
+def push(running: servers.Running, out: Path, *args: str) -> tuple[int, str, str]:
+    auth = ["--user", running.user] if running.user else []
+    env = {"KGRAPH_PASSWORD": running.password or ""}
+    result = CliRunner().invoke(
+        cli,
+        ["push", str(out), "--endpoint", running.query, "--update", running.update, *auth, *args],
+        catch_exceptions=False,
+        env=env,
+    )
+    return result.exit_code, result.stdout, result.stderr
+
+
+def counted(running: servers.Running, graphs: list[str]) -> int:
+    return remote.count(remote.Server(), running.query, graphs)
+
+
+def normalized(answer: object) -> list[tuple[object, ...]]:
+    """Rows as comparable values; xsd:string and simple literals are one thing."""
+    assert isinstance(answer, Solutions)
+
+    def term(t: object) -> object:
+        if isinstance(t, ox.Literal):
+            return (t.value, t.language, None if t.language else t.datatype.value)
+        return None if t is None else (type(t).__name__, t.value)  # type: ignore[attr-defined]
+
+    return sorted((tuple(term(t) for t in row) for row in answer.rows), key=repr)
+
+
+def same_answers(
+    running: servers.Running, out: Path, graphs: list[str], cases: list[tuple[str, dict]]
+) -> None:
+    for name, params in cases:
+        text = query.bind(query.named_query(name), params)
+        here = query.run_local(out, text, name).answer
+        there = remote.query(remote.Server(), running.query, text, graphs, name)
+        assert isinstance(here, Solutions) and isinstance(there, Solutions)
+        assert there.variables == here.variables
+        assert normalized(there) == normalized(here), (running.name, name, params)
+
+
+def test_push_seeds_round_trip_with_the_same_answers(server, seeds_out) -> None:
+    local = len(set(triples_of(seeds_out / "graph.nt")))
+    graph = f"urn:kgraph:test:{server.name}:seeds"
+    code, out, err = push(server, seeds_out, "--store", server.store, "--graph", graph, "--replace")
+    assert code == 0, err
+    assert f"pushed {local} triples to 1 graph(s) over the Graph Store protocol" in out
+    assert f"the store counts {local}" in out
+    assert counted(server, [graph]) == local
+    same_answers(server, seeds_out, [graph], SEED_CASES)
+    # The CLI asks the server too, with the same table as the local run.
+    args = ["-n", "who-touches", "-p", "symbol=_sliding_window_lookup", "-f", "csv"]
+    far = CliRunner().invoke(cli, ["query", "--endpoint", server.query, "--graph", graph, *args])
+    near = CliRunner().invoke(cli, ["query", str(seeds_out), *args])
+    assert far.exit_code == 0 and far.stdout == near.stdout and "19" in far.stdout
+
+
+def test_push_per_digest_graphs_over_sparql_update_answer_alike(server, fixture_out) -> None:
+    main = f"urn:kgraph:test:{server.name}:fixture"
+    code, out, err = push(server, fixture_out, "--graph", main, "--graph-per-digest", "--replace")
+    assert code == 0, err
+    total = len(set(triples_of(fixture_out / "graph.ttl")))
+    assert "over SPARQL Update" in out and f"({total} distinct)" in out
+    graphs = partition(triples_of(fixture_out / "graph.ttl"), main)
+    for iri, members in graphs.items():
+        assert counted(server, [iri]) == len(members)
+        assert f"sent {len(members)} triples to <{iri}>" in err
+    cases = [(name, params) for name, params, _ in EXPECTED]
+    same_answers(server, fixture_out, [main, *DIGESTS], cases)
+    # Non-ASCII parameters and language tags survive the trip.
+    text = query.bind(query.named_query("topic"), {"name": "滑动窗口注意力"})
+    answer = remote.query(remote.Server(), server.query, text, [main, *DIGESTS])
+    assert isinstance(answer, Solutions) and len(answer.rows) == 1
+
+
+def test_push_replaces_or_adds(server, fixture_out, seeds_out) -> None:
+    graph = f"urn:kgraph:test:{server.name}:replace"
+    seeds_triples = set(triples_of(seeds_out / "graph.nt"))
+    both = len(seeds_triples | set(triples_of(fixture_out / "graph.ttl")))
+    seeds = len(seeds_triples)
+    assert push(server, fixture_out, "--store", server.store, "--graph", graph)[0] == 0
+    code, out, err = push(server, seeds_out, "--store", server.store, "--graph", graph)
+    assert code == 0, err  # added: the graph holds both (dataclasses.replace is in both)
+    assert counted(server, [graph]) == both
+    code, out, _ = push(server, seeds_out, "--graph", graph, "--replace", "--chunk-size", "100")
+    assert code == 0
+    assert f"in {math.ceil(seeds / 100)} request(s); the store counts {seeds}" in out
+    assert counted(server, [graph]) == seeds
+    assert push(server, seeds_out, "--graph", graph)[0] == 0  # again: a set, nothing changes
+    assert counted(server, [graph]) == seeds
+
+
+@pytest.mark.parametrize("protocol", ["graph-store", "update"])
+def test_push_keeps_blank_nodes_whole_across_chunks(server, tmp_path, protocol) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "graph.nt").write_text(
+        "".join(f'<http://x/s{i}> <http://x/p> "{i}" .\n' for i in range(7))
+        + '<http://x/a> <http://x/p> _:b1 .\n_:b1 <http://x/q> "deep" .\n',
+        "utf-8",
+    )
+    graph = f"urn:kgraph:test:{server.name}:blank-{protocol}"
+    code, _, err = push(
+        server,
+        out,
+        "--graph",
+        graph,
+        "--replace",
+        "--chunk-size",
+        "2",
+        "--store",
+        server.store,
+        "--protocol",
+        protocol,
+    )
+    assert code == 0, err
+    text = "SELECT ?v WHERE { <http://x/a> <http://x/p> ?b . ?b <http://x/q> ?v }"
+    answer = remote.query(remote.Server(), server.query, text, [graph])
+    assert isinstance(answer, Solutions) and [r[0].value for r in answer.rows] == ["deep"]
+
+
+def test_push_count_mismatch_fails_with_exit_1(server, fixture_out) -> None:
+    """Triples sent to one store but counted on another: the check must catch it."""
+    total = len(set(triples_of(fixture_out / "graph.ttl")))
+    folder = fixture_out.parent / f"other-{server.name}"
+    folder.mkdir()
+    with servers.oxigraph(folder) as other:
+        code, _, err = push(server, fixture_out, "--endpoint", other.query, "--graph", "urn:x:g")
+    assert code == 1
+    assert f"<urn:x:g>: sent {total} triples, but the store counts 0" in err
+
+
+def test_push_falls_back_to_update_when_the_graph_store_refuses(fixture_out, tmp_path) -> None:
+    with servers.oxigraph(tmp_path) as running:
+        code, out, err = push(
+            running, fixture_out, "--store", running.query, "--graph", "urn:x:g", "--replace"
+        )
+    assert code == 0, err
+    assert re.search(r"no Graph Store protocol at \S+/query \(PUT \S+: HTTP 404", err)
+    total = len(set(triples_of(fixture_out / "graph.ttl")))
+    assert "over SPARQL Update" in out and f"the store counts {total} " in out
+
+
+def test_push_virtuoso_wants_its_password(fixture_out, tmp_path) -> None:
+    with servers.virtuoso(tmp_path) as running:
+        args = ["push", str(fixture_out), "--endpoint", running.query]
+        args += ["--store", running.store, "--user", "dba"]
+        wrong = CliRunner().invoke(cli, args, env={"KGRAPH_PASSWORD": "nope"})
+        assert wrong.exit_code == 1 and "HTTP 401" in wrong.stderr
+        missing = CliRunner().invoke(cli, args, env={"KGRAPH_PASSWORD": None})
+        assert missing.exit_code == 2
+        assert "needs the password in the environment variable KGRAPH_PASSWORD" in missing.stderr
+        assert counted(running, [DEFAULT_GRAPH]) == 0
+
+
+def test_push_unreachable_server_exits_1(fixture_out) -> None:
+    port = servers.free_port()
+    result = CliRunner().invoke(
+        cli, ["push", str(fixture_out), "--endpoint", f"http://127.0.0.1:{port}/sparql"]
+    )
+    assert result.exit_code == 1 and "cannot reach the server" in result.stderr
+
+
+def test_push_bad_graph_iri_is_a_usage_error(fixture_out) -> None:
+    result = CliRunner().invoke(
+        cli, ["push", str(fixture_out), "--endpoint", "http://127.0.0.1:9/q", "--graph", "a b"]
+    )
+    assert result.exit_code == 2 and "Invalid IRI" in result.stderr
+
+
+def test_push_unreadable_graph_exits_1_with_its_line(tmp_path) -> None:
+    (tmp_path / "graph.nt").write_text('<http://x/a> <http://x/b> "c" .\n<http://x/a> oops\n')
+    result = CliRunner().invoke(cli, ["push", str(tmp_path), "--endpoint", "http://127.0.0.1:9/"])
+    assert result.exit_code == 1
+    assert f"{tmp_path / 'graph.nt'}:2: not valid RDF" in result.stderr
+
+
+def test_push_missing_graph_folder_is_a_usage_error(tmp_path) -> None:
+    result = CliRunner().invoke(cli, ["push", str(tmp_path), "--endpoint", "http://127.0.0.1:9/"])
+    assert result.exit_code == 2 and "no graph to query" in result.stderr
+
+
+def test_push_servers_started_quickly(server) -> None:
+    assert server.started_in < (10 if server.name == "oxigraph" else 60)
+    assert shutil.which("virtuoso-t") or server.name == "oxigraph"
