@@ -85,6 +85,15 @@ class KnowledgeGraph:
     def sorted_edges(self) -> list[Edge]:
         return sorted(self.edges)
 
+    def out_edges(self) -> dict[str, list[Edge]]:
+        """Each source's edges, sorted by relation and target."""
+        grouped: dict[str, list[Edge]] = {}
+        for edge in self.edges:
+            grouped.setdefault(edge.source, []).append(edge)
+        for edges in grouped.values():
+            edges.sort()
+        return grouped
+
     def of_kind(self, kind: str) -> Iterator[Node]:
         return (n for n in self.sorted_nodes() if n.kind == kind)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import BinaryIO
 
-from kgraph.graph import Date, KnowledgeGraph, Node, Text, Value
+from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Text, Value
 
 
 def _plain(value: Value) -> object:
@@ -15,37 +17,57 @@ def _plain(value: Value) -> object:
     return value
 
 
-def to_json(graph: KnowledgeGraph, base: str) -> str:
-    """One node or edge a line: diffable, and written by json's C encoder (an indented dump
-    falls back to the pure-Python encoder, several times slower on large graphs)."""
-    nodes = []
-    for node in graph.sorted_nodes():
-        record: dict[str, object] = {
-            "id": node.id,
-            "iri": base + node.id,
-            "kind": node.kind,
-            "label": node.label,
-        }
-        grouped: dict[str, list[object]] = {}
-        for name, value in node.attrs:
-            grouped.setdefault(name, []).append(_plain(value))
-        for name, values in grouped.items():
-            record.setdefault(name, values[0] if len(values) == 1 else values)
-        nodes.append(_dump(record))
-    edges = [
-        _dump({"source": e.source, "target": e.target, "key": e.relation, "relation": e.relation})
-        for e in graph.sorted_edges()
+def write_json(
+    graph: KnowledgeGraph, base: str, out_edges: Mapping[str, Sequence[Edge]], out: BinaryIO
+) -> None:
+    """One node or edge a line: diffable, streamed, and written by json's C encoder (an
+    indented dump falls back to the pure-Python encoder, several times slower)."""
+    edge_count = sum(map(len, out_edges.values()))
+    header = {"base": base, "counts": dict(sorted(graph.counts().items())), "edgeCount": edge_count}
+    lines = [
+        '{"directed": true, "multigraph": true, "graph": ' + _dump(header) + ',\n"nodes": ['
     ]
-    header = {"base": base, "counts": dict(sorted(graph.counts().items())), "edgeCount": len(edges)}
-    return (
-        '{"directed": true, "multigraph": true, "graph": '
-        + _dump(header)
-        + ',\n"nodes": [\n'
-        + ",\n".join(nodes)
-        + '\n],\n"edges": [\n'
-        + ",\n".join(edges)
-        + "\n]}\n"
-    )
+    separator = "\n"
+    for node in graph.sorted_nodes():
+        lines.append(separator + _dump(_record(node, base)))
+        separator = ",\n"
+        if len(lines) >= 4096:
+            _flush(lines, out)
+    lines.append('\n],\n"edges": [')
+    separator = "\n"
+    for source in sorted(out_edges):
+        for e in out_edges[source]:
+            lines.append(
+                separator
+                + _dump(
+                    {"source": e.source, "target": e.target, "key": e.relation, "relation": e.relation}
+                )
+            )
+            separator = ",\n"
+        if len(lines) >= 4096:
+            _flush(lines, out)
+    lines.append("\n]}\n")
+    _flush(lines, out)
+
+
+def _record(node: Node, base: str) -> dict[str, object]:
+    record: dict[str, object] = {
+        "id": node.id,
+        "iri": base + node.id,
+        "kind": node.kind,
+        "label": node.label,
+    }
+    grouped: dict[str, list[object]] = {}
+    for name, value in node.attrs:
+        grouped.setdefault(name, []).append(_plain(value))
+    for name, values in grouped.items():
+        record.setdefault(name, values[0] if len(values) == 1 else values)
+    return record
+
+
+def _flush(lines: list[str], out: BinaryIO) -> None:
+    out.write("".join(lines).encode("utf-8"))
+    lines.clear()
 
 
 def _dump(value: object) -> str:
@@ -53,7 +75,7 @@ def _dump(value: object) -> str:
 
 
 def from_json(text: str) -> KnowledgeGraph:
-    """The graph back from `to_json`'s output, for commands that re-render a built graph.
+    """The graph back from `write_json`'s output, for commands that re-render a built graph.
 
     `date` attributes come back as `Date` and language-tagged strings as `Text`.
     """

@@ -1,21 +1,24 @@
-"""RDF exports: N-Triples, Turtle and JSON-LD from one sorted list of triples.
+"""RDF exports: N-Triples, Turtle and JSON-LD, streamed subject by subject in sorted order.
 
 We write N-Triples ourselves (escaping is simple and exactly specified) and let pyoxigraph
-turn them into Turtle: rdflib's serialiser is the bottleneck on large graphs (about 40 s for
-a million triples against 1 s). JSON-LD is written as compact, framed-by-subject JSON with
-a @context, which rdflib or any JSON-LD processor expands back to the same triples.
+turn that file into Turtle: rdflib's serialiser is the bottleneck on large graphs (about
+40 s for a million triples against 1 s). JSON-LD is written as compact JSON, one subject a
+line, with a @context, which rdflib or any JSON-LD processor expands back to the same
+triples. No writer holds the whole graph's triples or text: a 100k-entry build has 12
+million triples.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import BinaryIO
 
 import pyoxigraph as ox
 import regex
 
-from kgraph.graph import Date, KnowledgeGraph, Text, Value
+from kgraph.graph import Date, Edge, KnowledgeGraph, Text, Value
 from kgraph.iri import safe_iri
 from kgraph.vocab import (
     EXTRA_TYPES,
@@ -29,47 +32,53 @@ from kgraph.vocab import (
 XSD = NAMESPACES["xsd"]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Triple:
-    subject: str
-    predicate: str
-    object: str  # an IRI, or a literal's lexical form
-    datatype: str = ""  # "" for an IRI object
-    lang: str = ""
+# One triple of a subject: (predicate, object, datatype, lang). The object is an IRI when
+# datatype is "", else a literal's lexical form. Plain tuples sort as the N-Triples lines
+# should and cost a fraction of an object each; a 100k-entry graph has 12 million of them.
+Term = tuple[str, str, str, str]
+Block = tuple[str, list[Term]]  # a subject's IRI and its sorted triples
 
 
-def triples(graph: KnowledgeGraph, base: str) -> list[Triple]:
-    """Every triple of the graph, sorted: the order all RDF outputs share."""
-    out: list[Triple] = []
-    for node in graph.nodes.values():
-        subject = base + node.id
-        out.append(Triple(subject, RDF_TYPE, class_iri(node.kind)))
-        out.extend(Triple(subject, RDF_TYPE, extra) for extra in EXTRA_TYPES.get(node.kind, ()))
-        out.append(Triple(subject, RDFS_LABEL, node.label, XSD + "string"))
-        for name, value in node.attrs:
-            out.append(_literal(subject, predicate(name), value))
-    for edge in graph.edges:
-        out.append(Triple(base + edge.source, predicate(edge.relation), base + edge.target))
-    out.sort()
-    return out
+def subject_blocks(
+    graph: KnowledgeGraph, base: str, out_edges: Mapping[str, Sequence[Edge]]
+) -> Iterator[Block]:
+    """Every subject with its triples, in sorted order: the order all RDF outputs share.
+
+    Generated one subject at a time, so no export holds the whole triple list.
+    """
+    string = XSD + "string"
+    ids = graph.nodes.keys() | out_edges.keys()
+    for node_id in sorted(ids):
+        terms: list[Term] = []
+        node = graph.nodes.get(node_id)
+        if node is not None:
+            terms.append((RDF_TYPE, class_iri(node.kind), "", ""))
+            terms.extend((RDF_TYPE, extra, "", "") for extra in EXTRA_TYPES.get(node.kind, ()))
+            terms.append((RDFS_LABEL, node.label, string, ""))
+            terms.extend(_literal(predicate(name), value) for name, value in node.attrs)
+        terms.extend(
+            (predicate(e.relation), base + e.target, "", "") for e in out_edges.get(node_id, ())
+        )
+        terms.sort()
+        yield base + node_id, terms
 
 
-def _literal(subject: str, pred: str, value: Value) -> Triple:
+def _literal(pred: str, value: Value) -> Term:
     if isinstance(value, bool):
-        return Triple(subject, pred, "true" if value else "false", XSD + "boolean")
+        return pred, "true" if value else "false", XSD + "boolean", ""
     if isinstance(value, int):
-        return Triple(subject, pred, str(value), XSD + "integer")
+        return pred, str(value), XSD + "integer", ""
     if isinstance(value, Text):
-        return Triple(subject, pred, value.text, NAMESPACES["rdf"] + "langString", value.lang)
+        return pred, value.text, NAMESPACES["rdf"] + "langString", value.lang
     if isinstance(value, Date):
-        return Triple(subject, pred, value.iso, XSD + "date")
+        return pred, value.iso, XSD + "date", ""
     if (
         value.startswith(("http://", "https://"))
         and pred.endswith(("#url", "#sourceUrl"))
         and (iri := safe_iri(value))
     ):
-        return Triple(subject, pred, iri)  # an address no IRI can hold stays a string
-    return Triple(subject, pred, value, XSD + "string")
+        return pred, iri, "", ""  # an address no IRI can hold stays a string
+    return pred, value, XSD + "string", ""
 
 
 _ESCAPES = {
@@ -106,19 +115,32 @@ def _fast_escape(text: str) -> str:
     return _escape(text)
 
 
-def to_ntriples(rows: list[Triple]) -> str:
+def ntriples_lines(subject: str, terms: Sequence[Term]) -> list[str]:
     lines = []
-    for t in rows:
-        if not t.datatype:
-            obj = f"<{t.object}>"
-        elif t.lang:
-            obj = f'"{_fast_escape(t.object)}"@{t.lang}'
-        elif t.datatype == XSD + "string":
-            obj = f'"{_fast_escape(t.object)}"'
+    string = XSD + "string"
+    for pred, obj, datatype, lang in terms:
+        if not datatype:
+            term = f"<{obj}>"
+        elif lang:
+            term = f'"{_fast_escape(obj)}"@{lang}'
+        elif datatype == string:
+            term = f'"{_fast_escape(obj)}"'
         else:
-            obj = f'"{_fast_escape(t.object)}"^^<{t.datatype}>'
-        lines.append(f"<{t.subject}> <{t.predicate}> {obj} .\n")
-    return "".join(lines)
+            term = f'"{_fast_escape(obj)}"^^<{datatype}>'
+        lines.append(f"<{subject}> <{pred}> {term} .\n")
+    return lines
+
+
+def write_ntriples(blocks: Iterable[Block], out: BinaryIO) -> int:
+    """Stream N-Triples; returns the length of the longest literal (see `write_turtle`)."""
+    longest = 0
+    with _Chunked(out) as chunks:
+        for subject, terms in blocks:
+            chunks.extend(ntriples_lines(subject, terms))
+            for _, obj, datatype, _ in terms:
+                if datatype and len(obj) > longest:
+                    longest = len(obj)
+    return longest
 
 
 # pyoxigraph's parsers hold one token in a buffer of at most 16 MiB; a literal that could
@@ -126,20 +148,21 @@ def to_ntriples(rows: list[Triple]) -> str:
 PARSER_TOKEN_LIMIT = 16 * 1024 * 1024
 
 
-def to_turtle(ntriples: str, rows: Sequence[Triple] = ()) -> bytes:
-    """Turtle by pyoxigraph from the N-Triples (fast), or from `rows` when a literal is huge."""
+def write_turtle(
+    ntriples: Path, longest_literal: int, blocks: Callable[[], Iterable[Block]], out: BinaryIO
+) -> None:
+    """Turtle by pyoxigraph, streamed from the N-Triples file (a million triples a second),
+    or from the blocks themselves when a literal is too long for its parser."""
     parsed: Iterable[ox.Triple | ox.Quad]
-    if any(4 * len(t.object) >= PARSER_TOKEN_LIMIT for t in rows):
-        parsed = _oxigraph_triples(rows)
+    if 4 * longest_literal >= PARSER_TOKEN_LIMIT:
+        parsed = _oxigraph_triples(blocks())
     else:
-        parsed = ox.parse(ntriples.encode("utf-8"), format=ox.RdfFormat.N_TRIPLES)
+        parsed = ox.parse(path=str(ntriples), format=ox.RdfFormat.N_TRIPLES)
     # No base_iri: pyoxigraph would also relativise the kg: namespace against it.
-    turtle = ox.serialize(parsed, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
-    assert turtle is not None  # no output file given: pyoxigraph returns the bytes
-    return turtle
+    ox.serialize(parsed, out, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
 
 
-def _oxigraph_triples(rows: Sequence[Triple]) -> list[ox.Triple]:
+def _oxigraph_triples(blocks: Iterable[Block]) -> Iterator[ox.Triple]:
     iris: dict[str, ox.NamedNode] = {}
 
     def iri(value: str) -> ox.NamedNode:
@@ -147,24 +170,26 @@ def _oxigraph_triples(rows: Sequence[Triple]) -> list[ox.Triple]:
             iris[value] = ox.NamedNode(value)
         return iris[value]
 
-    def term(t: Triple) -> ox.NamedNode | ox.Literal:
-        text = _SURROGATE.sub("\ufffd", t.object)  # as the N-Triples escape does
-        if not t.datatype:
-            return iri(t.object)
-        if t.lang:
-            return ox.Literal(text, language=t.lang)
-        return ox.Literal(text, datatype=iri(t.datatype))
+    for subject, terms in blocks:
+        for pred, obj, datatype, lang in terms:
+            term: ox.NamedNode | ox.Literal
+            if not datatype:
+                term = iri(obj)
+            elif lang:
+                term = ox.Literal(_SURROGATE.sub("\ufffd", obj), language=lang)
+            else:  # as the N-Triples escape does
+                term = ox.Literal(_SURROGATE.sub("\ufffd", obj), datatype=iri(datatype))
+            yield ox.Triple(iri(subject), iri(pred), term)
 
-    return [ox.Triple(iri(t.subject), iri(t.predicate), term(t)) for t in rows]
 
+def write_jsonld(blocks: Iterable[Block], base: str, out: BinaryIO) -> None:
+    """Compact JSON-LD, one subject a line: prefixed terms, ids relative to `@base`.
 
-def to_jsonld(rows: list[Triple], base: str) -> str:
-    """Compact JSON-LD: one object per subject, prefixed terms, ids relative to `@base`."""
+    Each line is written by json's C encoder (an indented document falls back to the
+    pure-Python one, several times slower), and the file is never held whole.
+    """
     context: dict[str, object] = {k: v for k, v in NAMESPACES.items()}
     context["@base"] = base
-    nodes: dict[str, dict[str, list[object]]] = {}
-    ids: dict[str, str] = {}
-
     def compact(iri: str) -> str:
         for prefix, ns in NAMESPACES.items():
             if iri.startswith(ns) and iri != ns:
@@ -178,22 +203,68 @@ def to_jsonld(rows: list[Triple], base: str) -> str:
     def relative(iri: str) -> str:
         return iri[len(base) :] if shortens and iri.startswith(base) else iri
 
-    for t in rows:
-        ids.setdefault(t.subject, relative(t.subject))
-        node = nodes.setdefault(t.subject, {})
-        if t.predicate == RDF_TYPE:
-            node.setdefault("@type", []).append(compact(t.object))
-            continue
-        value: object
-        if not t.datatype:
-            value = {"@id": relative(t.object)}
-        elif t.lang:
-            value = {"@value": t.object, "@language": t.lang}
-        elif t.datatype == XSD + "string":
-            value = t.object
-        else:
-            value = {"@value": t.object, "@type": compact(t.datatype)}
-        node.setdefault(compact(t.predicate), []).append(value)
-    graph = [{"@id": ids[subject], **properties} for subject, properties in nodes.items()]
-    document = {"@context": context, "@graph": graph}
-    return json.dumps(document, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    string = XSD + "string"
+    names: dict[str, str] = {}  # predicate and datatype IRIs, compacted once
+    with _Chunked(out) as chunks:
+        chunks.append('{"@context": ' + _dump(context) + ',\n"@graph": [')
+        separator = "\n"
+        for subject, terms in blocks:
+            node: dict[str, object] = {"@id": relative(subject)}
+            for pred, obj, datatype, lang in terms:
+                if pred == RDF_TYPE:
+                    node.setdefault("@type", []).append(compact(obj))  # type: ignore[attr-defined]
+                    continue
+                value: object
+                if not datatype:
+                    value = {"@id": relative(obj)}
+                elif lang:
+                    value = {"@value": obj, "@language": lang}
+                elif datatype == string:
+                    value = obj
+                else:
+                    value = {"@value": obj, "@type": names.get(datatype) or compact(datatype)}
+                key = names.get(pred) or names.setdefault(pred, compact(pred))
+                node.setdefault(key, []).append(value)  # type: ignore[attr-defined]
+            chunks.append(separator + _dump(node))
+            separator = ",\n"
+        chunks.append("\n]}\n")
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+class _Chunked:
+    """Text lines gathered and written as UTF-8 in large chunks: one `write` per line
+    would cost more than building the line."""
+
+    LIMIT = 1 << 20
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.parts: list[str] = []
+        self.size = 0
+
+    def append(self, text: str) -> None:
+        self.parts.append(text)
+        self.size += len(text)
+        if self.size >= self.LIMIT:
+            self.flush()
+
+    def extend(self, texts: Sequence[str]) -> None:
+        self.parts.extend(texts)
+        self.size += sum(map(len, texts))
+        if self.size >= self.LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        self.out.write("".join(self.parts).encode("utf-8"))
+        self.parts.clear()
+        self.size = 0
+
+    def __enter__(self) -> _Chunked:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self.flush()
