@@ -19,6 +19,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import regex
 
+from kgraph.cues import CueGate
 from kgraph.graph import Text
 from kgraph.vocab import KG, NAMESPACES
 
@@ -78,6 +79,8 @@ class Knowledge:
     topics: tuple[Topic, ...] = ()
     topic_names: regex.Pattern[str] | None = None  # every label and alias, longest first
     topic_of: dict[str, str] = field(default_factory=dict)  # casefolded name -> label
+    # Which cues may match a text; cue indexes count through `patterns`' cues in order.
+    cue_gate: CueGate = field(default_factory=CueGate)
 
     def pattern(self, pattern_id: str) -> DesignPattern | None:
         return next((p for p in self.patterns if p.id == pattern_id), None)
@@ -307,11 +310,13 @@ def _knowledge(patterns: list[_PatternDraft], topics: list[Topic]) -> Knowledge:
         for name in (topic.label, *topic.aliases):
             topic_of[_fold(name)] = topic.label
             names.append(name)
+    frozen = tuple(p.freeze() for p in patterns)
     return Knowledge(
-        tuple(p.freeze() for p in patterns),
+        frozen,
         tuple(topics),
         _names_pattern(names) if names else None,
         topic_of,
+        CueGate.of([cue.pattern.pattern for p in frozen for cue in p.cues]),
     )
 
 

@@ -24,9 +24,7 @@ def write_json(
     indented dump falls back to the pure-Python encoder, several times slower)."""
     edge_count = sum(map(len, out_edges.values()))
     header = {"base": base, "counts": dict(sorted(graph.counts().items())), "edgeCount": edge_count}
-    lines = [
-        '{"directed": true, "multigraph": true, "graph": ' + _dump(header) + ',\n"nodes": ['
-    ]
+    lines = ['{"directed": true, "multigraph": true, "graph": ' + _dump(header) + ',\n"nodes": [']
     separator = "\n"
     for node in graph.sorted_nodes():
         lines.append(separator + _dump(_record(node, base)))
@@ -37,12 +35,8 @@ def write_json(
     separator = "\n"
     for source in sorted(out_edges):
         for e in out_edges[source]:
-            lines.append(
-                separator
-                + _dump(
-                    {"source": e.source, "target": e.target, "key": e.relation, "relation": e.relation}
-                )
-            )
+            record = {"source": e.source, "target": e.target, "key": e.relation}
+            lines.append(separator + _dump({**record, "relation": e.relation}))
             separator = ",\n"
         if len(lines) >= 4096:
             _flush(lines, out)

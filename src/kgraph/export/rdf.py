@@ -190,6 +190,7 @@ def write_jsonld(blocks: Iterable[Block], base: str, out: BinaryIO) -> None:
     """
     context: dict[str, object] = {k: v for k, v in NAMESPACES.items()}
     context["@base"] = base
+
     def compact(iri: str) -> str:
         for prefix, ns in NAMESPACES.items():
             if iri.startswith(ns) and iri != ns:

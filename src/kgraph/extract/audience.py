@@ -26,6 +26,9 @@ EN = regex.compile(
     r"|if you (?:touch|maintain|own|work on|debug|review)\b[^.;!?\n]{3,80})",
     regex.IGNORECASE,
 )
+# What every ZH match contains: a reader word, and a role verb or 相关/方向. Texts without
+# both are not scanned: the lazy clause repeats make ZH cost tens of steps per position.
+ZH_NEEDS = (regex.compile(READERS), regex.compile(rf"{ROLE_VERB}|相关|方向"))
 # Words that may open the description without belonging to it (`match` anchors at `pos`).
 LEADING = regex.compile(rf"(?:{INTRODUCER}|值得精读|建议精读|可快速浏览)\s*")
 
@@ -33,7 +36,8 @@ LEADING = regex.compile(rf"(?:{INTRODUCER}|值得精读|建议精读|可快速�
 def extract_audience(entry: Entry) -> list[Mention]:
     masked = prose(entry.text).masked
     mentions = []
-    for pattern in (ZH, EN):
+    patterns = (ZH, EN) if all(need.search(masked) for need in ZH_NEEDS) else (EN,)
+    for pattern in patterns:
         for match in pattern.finditer(masked):
             start, end = match.span("who")
             while lead := LEADING.match(masked, start, end):

@@ -25,16 +25,22 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
     """One mention per pattern and evidence clause; `detail` is the text the cue matched.
 
     Cues are tried on the summary as written and on a copy with each code span shortened
-    to "`c`", so that a long identifier between a cue's parts counts as one word.
+    to "`c`", so that a long identifier between a cue's parts counts as one word. Only the
+    cues whose literal text occurs are run (`kgraph.cues`).
     """
     text = entry.text
     p = prose(text)
     suggested = _suggestions(p)
     short, origin = compact(text)
+    candidates = knowledge.cue_gate.candidates(text, short)
     mentions: list[Mention] = []
+    index = -1
     for pattern in knowledge.patterns:
         evidence: list[tuple[int, int, str]] = []
         for cue in pattern.cues:
+            index += 1
+            if index not in candidates:
+                continue
             spans = _spans(cue.pattern, text)
             if short != text and cue.has_gaps:
                 spans += [(origin[a], origin[b - 1] + 1) for a, b in _spans(cue.pattern, short)]

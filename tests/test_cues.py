@@ -1,0 +1,76 @@
+"""The cue gate: it may let through a cue that does not match, never hold back one that does."""
+
+from __future__ import annotations
+
+import pytest
+import regex
+
+from conftest import DATA, DEV, EXAMPLES, SEEDS
+from kgraph.catalog import builtin_knowledge
+from kgraph.cues import CueGate, required_literals
+from kgraph.extract.prose import compact
+from kgraph.ingest import read_inputs
+
+
+@pytest.mark.parametrize(
+    ("expression", "needles"),
+    [
+        (r"(?<![A-Za-z0-9_])回滚(?![A-Za-z0-9_])", ("回滚",)),
+        (r"(失败|出错)[^，,]{0,30}(删掉|删除)", ("出错", "失败")),  # equal length: the first
+        (r"\bRollBack\b", ("rollback",)),  # casefolded, as the text is
+        (r"要么全部[^，]{0,10}要么", ("要么全部",)),  # the longest requirement
+        (r"\broll(s|ed)? back\b", (" back",)),  # an optional group requires nothing
+        (r"(?:a|b+)c", ("c",)),
+        (r"x*", None),  # nothing is required
+        (r"(a|.)", None),  # one branch requires nothing, so the alternation does not
+        (r"\p{Han}+", None),  # syntax `re` cannot read: always run
+    ],
+)
+def test_required_literals_of_real_cue_shapes(expression, needles) -> None:
+    assert required_literals(expression) == needles
+
+
+def _texts() -> list[str]:
+    texts = []
+    for folder in (SEEDS, DEV, EXAMPLES, DATA / "design"):
+        for result in read_inputs([str(folder)], None):
+            for entry in result.entries:
+                texts += [entry.text, compact(entry.text)[0], entry.title]
+    return texts
+
+
+def test_gate_keeps_every_cue_that_matches_on_real_digests() -> None:
+    knowledge = builtin_knowledge()
+    cues = [cue.pattern for p in knowledge.patterns for cue in p.cues]
+    gate = knowledge.cue_gate
+    matched = skipped = 0
+    for text in _texts():
+        candidates = gate.candidates(text)
+        skipped += len(cues) - len(candidates)
+        for index, pattern in enumerate(cues):
+            if pattern.search(text):
+                matched += 1
+                assert index in candidates, (pattern.pattern, text)
+    assert matched > 100  # the check saw real matches,
+    assert skipped > matched  # and the gate does hold cues back
+
+
+def test_gate_matches_case_insensitively_like_the_cues() -> None:
+    gate = CueGate.of([r"\bKV offload\b", r"回滚", r"x*"])
+    assert gate.candidates("the kv OFFLOAD path") == {0, 2}
+    assert gate.candidates("KV \u212a") == {2}  # the Kelvin sign folds to k, still not a match
+    assert gate.candidates("失败后回滚") == {1, 2}
+
+
+def test_gate_is_a_superset_on_generated_text() -> None:
+    rng = __import__("random").Random(7)
+    alphabet = "ab回滚失败 KVkv,，"
+    expressions = [r"回滚", r"(a|b)b", r"\bkv\b", r"失败[^，]{0,3}回滚", r"(?i:K)V"]
+    gate = CueGate.of(expressions)
+    compiled = [regex.compile(e, regex.IGNORECASE) for e in expressions]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        candidates = gate.candidates(text)
+        for index, pattern in enumerate(compiled):
+            if pattern.search(text):
+                assert index in candidates, (expressions[index], text)
