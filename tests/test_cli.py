@@ -46,7 +46,7 @@ def test_cli_build_reads_stdin_with_a_forced_format(tmp_path) -> None:
 def test_cli_build_glob_and_only(tmp_path) -> None:
     code, stdout, _ = build([str(EXAMPLES / "*.jsonl")], tmp_path, "--only", "json")
     assert code == 0 and stdout.startswith("1 digests, 2 entries")
-    assert [p.name for p in tmp_path.iterdir()] == ["graph.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".kgraph", "graph.json"]  # and the cache
 
 
 def test_cli_missing_input_exits_1_naming_it(tmp_path) -> None:

@@ -10,6 +10,8 @@ summary is evidence of it. A topic is a `kg:Topic` with a `skos:prefLabel` and t
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import importlib.resources
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +83,7 @@ class Knowledge:
     topic_of: dict[str, str] = field(default_factory=dict)  # casefolded name -> label
     # Which cues may match a text; cue indexes count through `patterns`' cues in order.
     cue_gate: CueGate = field(default_factory=CueGate)
+    fingerprint: str = ""  # a hash of the catalog and topic files it was loaded from
 
     def pattern(self, pattern_id: str) -> DesignPattern | None:
         return next((p for p in self.patterns if p.id == pattern_id), None)
@@ -99,7 +102,10 @@ def load_knowledge(catalogs: Sequence[Path] = (), topics: Sequence[Path] = ()) -
     topic_sources = [_builtin(BUILTIN_TOPICS), *((str(p), _read(p)) for p in topics)]
     patterns = _load_patterns(pattern_sources)
     table = _load_topics(topic_sources)
-    return _knowledge(patterns, table)
+    digest = hashlib.sha256()
+    for source, text in (*pattern_sources, ("topics", ""), *topic_sources):
+        digest.update(f"{len(source)}:{source}{len(text)}:{text}".encode("utf-8", "replace"))
+    return dataclasses.replace(_knowledge(patterns, table), fingerprint=digest.hexdigest())
 
 
 @cache

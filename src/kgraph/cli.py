@@ -21,16 +21,18 @@ import click
 from kgraph import __version__, evaluate, remote, results
 from kgraph import push as pushing
 from kgraph import query as queries
+from kgraph.atomic import write_atomic
 from kgraph.catalog import CatalogError, load_knowledge
 from kgraph.diff import DiffError, diff_outputs
-from kgraph.export import EXPORTERS, exporter_named, write_atomic
+from kgraph.export import EXPORTERS, exporter_named
 from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
 from kgraph.export.subgraph import FocusError
 from kgraph.ingest import FORMATS
 from kgraph.interrupt import Interrupted
 from kgraph.iri import is_absolute_iri
-from kgraph.link import LinkOptions
+from kgraph.link import DEFAULT_SHARE_LIMIT, LinkOptions
 from kgraph.pipeline import BuildOptions, run
+from kgraph.progress import Progress
 from kgraph.report import EXIT_UNTRUSTED, EXIT_USAGE, exit_code, render_report, summary_line
 from kgraph.source import SourceError, SourceSpec
 from kgraph.store import GraphNotFound, GraphUnreadable
@@ -80,7 +82,7 @@ def cli() -> None:
 @click.option(
     "--share-limit",
     type=click.IntRange(min=2),
-    default=LinkOptions().share_limit,
+    default=DEFAULT_SHARE_LIMIT,
     show_default=True,
     help="Code touched by more PRs than this is a hub: no sharesCodeWith pairs.",
 )
@@ -122,7 +124,20 @@ def cli() -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write every problem, with the entry counts, to this JSON file.",
 )
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Read and extract digests in this many processes; the output does not depend on it.",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Extract every digest again, and neither read nor update OUTPUT/.kgraph/extract/.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems, and no progress.")
 def build(
     inputs: tuple[str, ...],
     out_dir: Path,
@@ -136,6 +151,8 @@ def build(
     sources: tuple[SourceSpec, ...],
     strict: bool,
     report_path: Path | None,
+    jobs: int,
+    no_cache: bool,
     quiet: bool,
 ) -> None:
     """Read digests and write the graph as Turtle, N-Triples, JSON-LD, JSON and HTML.
@@ -162,9 +179,13 @@ def build(
         exporters=exporters,
         export_options={"html_max_nodes": html_max_nodes},
         sources=sources,
+        jobs=jobs,
+        cache=not no_cache,
     )
+    # A progress line only for a person watching: never in a pipeline's log.
+    progress = Progress(sys.stderr if not quiet and sys.stderr.isatty() else None)
     try:
-        result = run(list(inputs), out_dir, options)
+        result = run(list(inputs), out_dir, options, progress)
     except SourceError as error:
         raise click.BadParameter(str(error), param_hint="--source") from error
     except KeyboardInterrupt:  # SIGINT without the console script's handler (kgraph.__main__)

@@ -67,6 +67,13 @@ def _handle(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
+def leave_stops_to_parent() -> None:
+    """In a worker process: ignore Ctrl-C (it reaches the whole process group) and die on
+    SIGTERM; the parent catches both, stops its workers and cleans up."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def checkpoint() -> None:
     """Raise `Interrupted` again if a signal arrived and its exception was swallowed."""
     if _received:

@@ -11,14 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgraph.cache import ExtractionCache
+from kgraph.corpus import DigestReader, read_corpus
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all
-from kgraph.extract import EXTRACTORS, extract
 from kgraph.graph import KnowledgeGraph
-from kgraph.ingest import read_inputs
 from kgraph.interrupt import checkpoint
-from kgraph.limits import readable_part
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
+from kgraph.progress import Progress
 from kgraph.source import LoadedSource, SourceIndex, SourceSpec, load_source
 from kgraph.vocab import DEFAULT_BASE
 
@@ -31,6 +31,8 @@ class BuildOptions:
     exporters: Sequence[Exporter] = EXPORTERS
     export_options: Mapping[str, object] = field(default_factory=dict)  # e.g. html_max_nodes
     sources: Sequence[SourceSpec] = ()  # checkouts to resolve mentions against
+    jobs: int = 1  # processes that read and extract digests, and write the outputs
+    cache: bool = True  # reuse and keep per-digest extraction results in OUT/.kgraph/
 
 
 @dataclass(slots=True)
@@ -43,6 +45,9 @@ class BuildResult:
     outputs: list[Path]
     seconds: float
     sources: list[LoadedSource] = field(default_factory=list)
+    cached_digests: int = 0  # read back from an earlier build's extraction cache
+    removed_digests: int = 0  # inputs of the last build into the same folder, gone now
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
     @property
     def entries_in_graph(self) -> int:
@@ -66,7 +71,15 @@ class BuildResult:
             f"{len(self.digests)} digests, {self.entries_read} entries, "
             f"{c.get('PullRequest', 0)} PRs, {c.get('SourceFile', 0)} files, "
             f"{c.get('CodeSymbol', 0)} symbols, {c.get('Issue', 0)} issues, {edges} edges"
-            f" in {self.seconds:.2f}s"
+            f" in {self.seconds:.2f}s ({self.entries_read / max(self.seconds, 1e-9):,.0f} entries/s"
+            + "".join(f"; {stage} {seconds:.1f}s" for stage, seconds in self.stages.items())
+            + (
+                f"; {len(self.digests) - self.cached_digests} digests extracted, "
+                f"{self.cached_digests} unchanged, {self.removed_digests} removed"
+                if self.cached_digests or self.removed_digests
+                else ""
+            )
+            + ")"
             + "".join(f"; {s.summary()}" for s in self.sources)
             + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
         )
@@ -84,19 +97,34 @@ def _resolution_counts(graph: KnowledgeGraph) -> str:
 
 
 def build_graph(
-    inputs: Sequence[str], options: BuildOptions, sources: Sequence[SourceIndex] = ()
-) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem]]:
+    inputs: Sequence[str],
+    options: BuildOptions,
+    sources: Sequence[SourceIndex] = (),
+    cache: ExtractionCache | None = None,
+    progress: Progress | None = None,
+    stages: dict[str, float] | None = None,
+) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem], tuple[int, int]]:
+    """The linked graph, the digests, entries read and skipped, the problems, and how many
+    digests were read back from the cache and how many of the last build's are gone;
+    `stages` gets the seconds spent reading and linking."""
+    progress = progress or Progress()
+    stages = {} if stages is None else stages
+    started = time.perf_counter()
+    reader = DigestReader(options.input_format, options.link.knowledge, cache)
+    corpus = read_corpus(inputs, reader, options.jobs, progress)
+    problems = corpus.problems
     digests: list[Digest] = []
+    seen: set[str] = set()
     items: list[ExtractedEntry] = []
-    problems: list[Problem] = []
-    read = skipped = 0
-    for result in read_inputs(inputs, options.input_format):
+    read = skipped = cached = 0
+    for value in corpus.extracted:
+        result = value.result
         problems.extend(result.problems)
         skipped += sum(p.skipped_entries for p in result.problems)
         read += len(result.entries) + sum(p.skipped_entries for p in result.problems)
         if result.digest is None:
             continue
-        if any(digest_id(d) == digest_id(result.digest) for d in digests):
+        if digest_id(result.digest) in seen:
             problems.append(
                 Problem(
                     result.digest.source,
@@ -110,40 +138,67 @@ def build_graph(
             read += len(result.entries)
             skipped += len(result.entries)
             continue
+        seen.add(digest_id(result.digest))
         digests.append(result.digest)
-        for entry in result.entries:
-            checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
-            readable, cut = readable_part(entry)
-            if cut is not None:
-                problems.append(cut)
-            mentions = extract(readable, EXTRACTORS, options.link.knowledge)
-            items.append(ExtractedEntry(entry, result.digest, mentions))
+        cached += value.cached
+        problems.extend(value.problems)
+        items.extend(
+            ExtractedEntry(entry, result.digest, mentions)
+            for entry, mentions in zip(result.entries, value.mentions, strict=True)
+        )
     checkpoint()
+    progress.stage("linking")
+    read_at = time.perf_counter()
     graph = link(items, digests, options.link, sources)
-    return graph, digests, read, skipped, problems
+    stages["read"], stages["link"] = read_at - started, time.perf_counter() - read_at
+    return graph, digests, read, skipped, problems, (cached, corpus.removed)
 
 
-def run(inputs: Sequence[str], out_dir: Path, options: BuildOptions | None = None) -> BuildResult:
-    """Build and write the graph; source indexes are cached in `out_dir/.kgraph/`.
+def run(
+    inputs: Sequence[str],
+    out_dir: Path,
+    options: BuildOptions | None = None,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """Build and write the graph; source indexes and per-digest extractions are cached in
+    `out_dir/.kgraph/`.
 
     Raises `kgraph.source.SourceError` when a `--source` cannot be read.
     """
     options = options or BuildOptions()
+    progress = progress or Progress()
     started = time.perf_counter()
     loaded = [load_source(spec, out_dir) for spec in options.sources]
-    graph, digests, read, skipped, problems = build_graph(
-        inputs, options, [s.index for s in loaded]
+    cache = ExtractionCache(out_dir) if options.cache else None
+    stages: dict[str, float] = {}
+    graph, digests, read, skipped, problems, (cached, removed) = build_graph(
+        inputs, options, [s.index for s in loaded], cache, progress, stages
     )
+    built = time.perf_counter()
     checkpoint()
     try:
         export = ExportInput(graph, options.base, dict(options.export_options))
-        outputs = export_all(export, out_dir, options.exporters)
+        outputs = export_all(export, out_dir, options.exporters, progress, options.jobs)
     except OSError as err:  # a full disk, a read-only folder, -o naming a file's child
         where = err.filename if isinstance(err.filename, str) else str(out_dir)
         problems.append(
             Problem(where, 0, f"cannot write the outputs: {err.strerror or err}", Severity.ERROR)
         )
         outputs = []
+    finally:
+        progress.clear()
+    finished = time.perf_counter()
+    stages["write"] = finished - built
     return BuildResult(
-        graph, digests, read, skipped, problems, outputs, time.perf_counter() - started, loaded
+        graph,
+        digests,
+        read,
+        skipped,
+        problems,
+        outputs,
+        finished - started,
+        loaded,
+        cached,
+        removed,
+        stages,
     )

@@ -6,6 +6,8 @@ graph attribute becomes which predicate, so RDF, JSON-LD and the docs cannot dri
 
 from __future__ import annotations
 
+from functools import cache
+
 KG = "https://w3id.org/kgraph/ns#"
 DEFAULT_BASE = "https://w3id.org/kgraph/id/"
 
@@ -45,7 +47,10 @@ STANDARD_RELATIONS: dict[str, str] = {
 }
 
 
+@cache
 def predicate(name: str) -> str:
+    """The property IRI of an attribute or relation name; cached, as exports ask millions of
+    times for a few dozen names."""
     return STANDARD_TERMS.get(name) or STANDARD_RELATIONS.get(name) or KG + name
 
 

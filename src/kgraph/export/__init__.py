@@ -8,6 +8,7 @@ together, so a build killed at any moment leaves the previous outputs intact.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -16,9 +17,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
+from kgraph.atomic import Filler, Writer, fill, write_all_atomic
 from kgraph.export import html, json_graph, rdf
 from kgraph.graph import Edge, KnowledgeGraph
-from kgraph.interrupt import checkpoint, signals_held
+from kgraph.interrupt import leave_stops_to_parent, signals_held
+from kgraph.progress import Progress
 
 
 @dataclass
@@ -104,67 +107,80 @@ def exporter_named(name: str) -> Exporter:
     raise KeyError(name)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    write_all_atomic([(path, lambda out: out.write(data))])
-
-
-Writer = Callable[[BinaryIO], object]
-
-
-def write_all_atomic(files: Sequence[tuple[Path, Writer]]) -> None:
-    """Stream every file to a temporary name beside it, then rename them all into place.
-
-    Until the renames, an error, Ctrl-C, SIGTERM or SIGKILL leaves every old file as it was
-    (the temporary files are removed, except after SIGKILL: hidden `.NAME.*.tmp` files that
-    nothing reads). SIGINT and SIGTERM are held while a temporary file is created and noted,
-    and during the renames, so they never leave a stray file or a mix of old and new files;
-    SIGKILL may leave a mix, but each file is whole.
-    """
-    temps: list[tuple[str, Path]] = []
-    try:
-        for path, write in files:
-            checkpoint()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with signals_held():
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-                temps.append((tmp, path))
-            os.close(fd)
-            _fill(tmp, write)
-        checkpoint()
-        with signals_held():
-            for tmp, path in temps:
-                os.replace(tmp, path)
-    except BaseException:
-        for tmp, _ in temps:
-            Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _fill(tmp: str, write: Writer) -> None:
-    """Write and flush to disk, with the permissions a plain `open` would give. The handle
-    is opened by name, so a writer can tell a later one where its file is."""
-    umask = os.umask(0)
-    os.umask(umask)
-    with open(tmp, "wb") as handle:
-        os.fchmod(handle.fileno(), 0o666 & ~umask)
-        write(handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
 def export_all(
-    inputs: ExportInput, out_dir: Path, exporters: Sequence[Exporter] = EXPORTERS
+    inputs: ExportInput,
+    out_dir: Path,
+    exporters: Sequence[Exporter] = EXPORTERS,
+    progress: Progress | None = None,
+    jobs: int = 1,
 ) -> list[Path]:
-    """Write every output together: a failure leaves all the old ones."""
+    """Write every output together: a failure leaves all the old ones.
+
+    With `jobs` > 1 the files are written in that many forked processes, which share the
+    graph with this one; N-Triples and Turtle stay together, as Turtle is read from the
+    N-Triples file.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     inputs.scratch = out_dir
-    first = sorted(exporters, key=lambda e: e.write is not _ntriples)  # Turtle reads it
+    ordered = sorted(exporters, key=lambda e: e.write is not _ntriples)  # Turtle reads it
+    progress = progress or Progress()
+    fill_all = None
+    if jobs > 1 and len(ordered) > 1:
+        names = ", ".join(e.filename for e in ordered)
+        progress.stage(f"writing {names} in {min(jobs, len(ordered))} processes")
+        progress = Progress()  # the workers draw nothing
+        fill_all = _in_processes(inputs, _groups(ordered), jobs)
     try:
-        write_all_atomic([(out_dir / e.filename, _bound(e, inputs)) for e in first])
+        write_all_atomic(
+            [(out_dir / e.filename, _bound(e, inputs, progress)) for e in ordered], fill_all
+        )
     finally:
         inputs.discard_scratch()
     return [out_dir / e.filename for e in exporters]
 
 
-def _bound(exporter: Exporter, inputs: ExportInput) -> Writer:
-    return lambda out: exporter.write(inputs, out)
+def _bound(exporter: Exporter, inputs: ExportInput, progress: Progress) -> Writer:
+    def write(out: BinaryIO) -> None:
+        progress.stage(f"writing {exporter.filename}")
+        exporter.write(inputs, out)
+
+    return write
+
+
+def _groups(ordered: Sequence[Exporter]) -> list[list[int]]:
+    """Indexes of the files one process writes: N-Triples with Turtle, the rest alone."""
+    rdf_pair = [i for i, e in enumerate(ordered) if e.write in (_ntriples, _turtle)]
+    rest = [[i] for i, e in enumerate(ordered) if i not in rdf_pair]
+    return ([rdf_pair] if rdf_pair else []) + rest  # the largest first
+
+
+# What the forked writers inherit: (inputs, temporary files, groups). A module global, as
+# writers are closures, which cannot be pickled; `fork` hands them over as they are.
+_pending: tuple[ExportInput, Sequence[tuple[str, Writer]], list[list[int]]] | None = None
+
+
+def _in_processes(inputs: ExportInput, groups: list[list[int]], jobs: int) -> Filler:
+    def fill_all(files: Sequence[tuple[str, Writer]]) -> None:
+        global _pending
+        _pending = (inputs, files, groups)
+        context = multiprocessing.get_context("fork")
+        pool = context.Pool(min(jobs, len(groups)), initializer=leave_stops_to_parent)
+        try:
+            pool.map(_fill_group, range(len(groups)), chunksize=1)
+            pool.close()
+        finally:
+            pool.terminate()
+            pool.join()
+            _pending = None
+
+    return fill_all
+
+
+def _fill_group(index: int) -> None:
+    assert _pending is not None
+    inputs, files, groups = _pending
+    try:
+        for i in groups[index]:
+            fill(*files[i])
+    finally:
+        inputs.discard_scratch()  # this process's own scratch N-Triples, if it made one

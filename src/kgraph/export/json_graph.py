@@ -33,10 +33,17 @@ def write_json(
             _flush(lines, out)
     lines.append('\n],\n"edges": [')
     separator = "\n"
+    # Edges are four strings each and there are millions: formatted from strings encoded
+    # once per id, the same bytes `json.dumps` gives, in a fraction of its time.
+    quoted: dict[str, str] = {}
     for source in sorted(out_edges):
+        s = _quote(source)
         for e in out_edges[source]:
-            record = {"source": e.source, "target": e.target, "key": e.relation}
-            lines.append(separator + _dump({**record, "relation": e.relation}))
+            t = quoted.get(e.target) or quoted.setdefault(e.target, _quote(e.target))
+            r = quoted.get(e.relation) or quoted.setdefault(e.relation, _quote(e.relation))
+            lines.append(
+                f'{separator}{{"source": {s}, "target": {t}, "key": {r}, "relation": {r}}}'
+            )
             separator = ",\n"
         if len(lines) >= 4096:
             _flush(lines, out)
@@ -64,8 +71,11 @@ def _flush(lines: list[str], out: BinaryIO) -> None:
     lines.clear()
 
 
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
+_dump = json.JSONEncoder(ensure_ascii=False).encode  # built once: dumps() builds one a call
+
+
+def _quote(text: str) -> str:
+    return _dump(text)
 
 
 def from_json(text: str) -> KnowledgeGraph:

@@ -231,8 +231,8 @@ def write_jsonld(blocks: Iterable[Block], base: str, out: BinaryIO) -> None:
         chunks.append("\n]}\n")
 
 
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+# Built once: json.dumps with options builds an encoder at every call.
+_dump = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 
 
 class _Chunked:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import regex
 
-from kgraph.export import write_atomic
+from kgraph.atomic import write_atomic
 from kgraph.source.checkout import SourceError, open_checkout
 from kgraph.source.index import SourceIndex, build_index
 

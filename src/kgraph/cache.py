@@ -1,0 +1,160 @@
+"""The extraction cache: what each digest gave, kept in the output folder between builds.
+
+Reading and extracting is most of a build's work, and a daily pipeline adds a few digests
+to thousands. `OUT/.kgraph/extract/` holds one JSON file per digest, named by a hash of
+everything its extraction depends on: the file's bytes and name, `--format`, the pattern
+catalog and topic table, and kgraph's own code. A changed digest or a new kgraph version
+gets a new name, so a stale result is never read; `prune` removes the files of digests
+that are gone, and `manifest.json` lists the inputs of the last build with their hashes.
+
+JSON, not pickle: the output folder may be shared, and loading it must not run code. A
+file that cannot be read back is a miss, never an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import kgraph
+from kgraph.atomic import write_atomic
+from kgraph.model import Digest, Entry, Field, Kind, Mention, Problem, ReadResult, Severity
+
+FOLDER = Path(".kgraph") / "extract"
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractedDigest:
+    """One input read and extracted: its entries, their mentions, and its problems."""
+
+    result: ReadResult
+    mentions: tuple[tuple[Mention, ...], ...] = ()  # one tuple per entry of `result`
+    problems: tuple[Problem, ...] = ()  # extraction's own (an entry cut to the readable part)
+    sha256: str = ""  # of the input's bytes
+    cached: bool = False  # read back from an earlier build
+
+
+@cache
+def code_fingerprint() -> str:
+    """A hash of kgraph's version and every module of the package: any change to the
+    readers or extractors makes earlier results unusable, and telling which module a result
+    depends on is not worth a wrong graph."""
+    root = Path(kgraph.__file__).parent
+    digest = hashlib.sha256(kgraph.__version__.encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def cache_key(data: bytes, source: str, forced: str | None, knowledge_fingerprint: str) -> str:
+    digest = hashlib.sha256()
+    for part in (code_fingerprint(), knowledge_fingerprint, forced or "", source):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    digest.update(data)
+    return digest.hexdigest()
+
+
+class ExtractionCache:
+    """Per-digest extraction results under `out_dir/.kgraph/extract/`."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.folder = out_dir / FOLDER
+
+    def load(self, key: str) -> ExtractedDigest | None:
+        try:
+            data = (self.folder / f"{key}.json").read_bytes()
+            return _decode(json.loads(data.decode("utf-8", "surrogatepass")))
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return None  # absent, or damaged: extract again
+
+    def store(self, key: str, value: ExtractedDigest) -> None:
+        try:
+            data = _encode(value).encode("utf-8", "surrogatepass")
+            write_atomic(self.folder / f"{key}.json", data)
+        except OSError:
+            pass  # a cache that cannot be written only costs the next build time
+
+    def finish(self, inputs: list[tuple[str, str, str]]) -> int:
+        """Write the manifest of (source, sha256, key) and drop results no input uses;
+        returns how many inputs of the previous build are gone."""
+        keep = {f"{key}.json" for _, _, key in inputs}
+        removed = len(self.previous_sources() - {source for source, _, _ in inputs})
+        try:
+            for name in os.listdir(self.folder):
+                if name.endswith(".json") and name not in keep:
+                    (self.folder / name).unlink(missing_ok=True)
+            manifest = [{"source": s, "sha256": sha, "key": key} for s, sha, key in inputs]
+            document = {"kgraph": kgraph.__version__, "inputs": manifest}
+            text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+            write_atomic(self.folder.parent / MANIFEST, text.encode("utf-8", "surrogatepass"))
+        except OSError:
+            pass
+        return removed
+
+    def previous_sources(self) -> set[str]:
+        try:
+            document = json.loads((self.folder.parent / MANIFEST).read_bytes())
+            return {str(item["source"]) for item in document["inputs"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            return set()
+
+
+def _encode(value: ExtractedDigest) -> str:
+    r = value.result
+    document = {
+        "digest": None if r.digest is None else _digest_row(r.digest),
+        "entries": [_entry_row(e) for e in r.entries],
+        "mentions": [[_mention_row(m) for m in ms] for ms in value.mentions],
+        "problems": [_problem_row(p) for p in r.problems],
+        "extraction": [_problem_row(p) for p in value.problems],
+        "sha256": value.sha256,
+    }
+    # Written with surrogatepass: a lone surrogate (from a JSON Lines escape) round-trips.
+    return json.dumps(document, ensure_ascii=False)
+
+
+def _decode(document: dict[str, object]) -> ExtractedDigest:
+    d = document["digest"]
+    result = ReadResult(
+        None if d is None else Digest(*d),  # type: ignore[misc]
+        tuple(Entry(*row) for row in document["entries"]),  # type: ignore[attr-defined]
+        tuple(_problem(row) for row in document["problems"]),  # type: ignore[attr-defined]
+    )
+    mentions = tuple(
+        tuple(
+            Mention(Kind(k), key, surface, start, end, Field(f), detail)
+            for k, key, surface, start, end, f, detail in entry
+        )
+        for entry in document["mentions"]  # type: ignore[attr-defined]
+    )
+    if len(mentions) != len(result.entries):
+        raise ValueError("mentions do not match the entries")
+    extraction = tuple(_problem(row) for row in document["extraction"])  # type: ignore[attr-defined]
+    return ExtractedDigest(result, mentions, extraction, str(document["sha256"]), cached=True)
+
+
+def _digest_row(d: Digest) -> list[object]:
+    return [d.source, d.format, d.date, d.repo, d.sha256]
+
+
+def _entry_row(e: Entry) -> list[object]:
+    return [e.source, e.line, e.title, e.text, e.repo, e.date, e.url, e.number]
+
+
+def _mention_row(m: Mention) -> list[object]:
+    return [m.kind.value, m.key, m.surface, m.start, m.end, m.field.value, m.detail]
+
+
+def _problem_row(p: Problem) -> list[object]:
+    return [p.source, p.line, p.message, p.severity.value, p.skipped_entries]
+
+
+def _problem(row: list[object]) -> Problem:
+    source, line, message, severity, skipped = row
+    return Problem(str(source), int(line), str(message), Severity(str(severity)), int(skipped))  # type: ignore[call-overload]

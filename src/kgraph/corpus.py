@@ -1,0 +1,131 @@
+"""Read and extract every input: the per-digest half of a build, cached and parallel.
+
+Each digest is read and extracted on its own (the linker is the first step that sees two
+digests together), so this stage runs in `--jobs` worker processes, one digest at a time,
+and reuses what an earlier build into the same folder extracted from unchanged digests
+(`kgraph.cache`). Results come back in input order, whatever the number of workers, so
+the graph does not depend on it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
+from kgraph.catalog import Knowledge
+from kgraph.extract import EXTRACTORS, extract
+from kgraph.ingest import display_name, expand_inputs, read_digest
+from kgraph.interrupt import checkpoint, leave_stops_to_parent
+from kgraph.limits import readable_part
+from kgraph.model import Mention, Problem, ReadResult, Severity
+from kgraph.progress import Progress
+
+
+@dataclass(frozen=True, slots=True)
+class DigestReader:
+    """Everything reading one digest depends on besides its bytes."""
+
+    forced: str | None
+    knowledge: Knowledge
+    cache: ExtractionCache | None = None
+
+    def read_path(self, path: str) -> tuple[ExtractedDigest, str]:
+        """The digest's extraction and its cache key ("" for a file that cannot be read)."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError as err:
+            problem = Problem(display_name(path), 0, f"cannot read: {err.strerror}", Severity.ERROR)
+            return ExtractedDigest(ReadResult(None, (), (problem,))), ""
+        return self.read_bytes(data, display_name(path))
+
+    def read_bytes(self, data: bytes, source: str) -> tuple[ExtractedDigest, str]:
+        key = cache_key(data, source, self.forced, self.knowledge.fingerprint)
+        if self.cache is not None and (hit := self.cache.load(key)) is not None:
+            return hit, key
+        result = read_digest(data, source, self.forced)
+        mentions: list[tuple[Mention, ...]] = []
+        cuts: list[Problem] = []
+        for entry in result.entries:
+            checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
+            readable, cut = readable_part(entry)
+            if cut is not None:
+                cuts.append(cut)
+            mentions.append(extract(readable, EXTRACTORS, self.knowledge))
+        sha = result.digest.sha256 if result.digest else ""
+        value = ExtractedDigest(result, tuple(mentions), tuple(cuts), sha)
+        if self.cache is not None and result.digest is not None:
+            self.cache.store(key, value)
+        return value, key
+
+
+@dataclass(slots=True)
+class Corpus:
+    extracted: list[ExtractedDigest]  # in input order
+    problems: list[Problem]  # of expanding the inputs
+    removed: int = 0  # digests of the previous build into the same folder that are gone
+
+
+def read_corpus(
+    inputs: Sequence[str],
+    reader: DigestReader,
+    jobs: int = 1,
+    progress: Progress | None = None,
+) -> Corpus:
+    """Every input's extraction; updates the cache's manifest and drops cached results
+    that no input uses any more."""
+    progress = progress or Progress()
+    paths, problems = expand_inputs(inputs)
+    problems = [replace(p, source=display_name(p.source)) for p in problems]
+    progress.stage("reading and extracting", len(paths), "digests")
+    extracted: list[ExtractedDigest] = []
+    manifest: list[tuple[str, str, str]] = []
+    for value, key in _read_all(paths, reader, jobs):
+        extracted.append(value)
+        if key and value.result.digest is not None:
+            manifest.append((value.result.digest.source, value.sha256, key))
+        progress.advance()
+    removed = reader.cache.finish(manifest) if reader.cache is not None else 0
+    return Corpus(extracted, problems, removed)
+
+
+def _read_all(
+    paths: list[str], reader: DigestReader, jobs: int
+) -> Iterator[tuple[ExtractedDigest, str]]:
+    files = [p for p in paths if p != "-"]
+    if jobs <= 1 or len(files) <= 1:
+        for path in paths:
+            yield _read_stdin(reader) if path == "-" else reader.read_path(path)
+        return
+    # fork: the workers inherit the loaded catalog instead of unpickling 700 regexes each.
+    context = multiprocessing.get_context("fork")
+    pool = context.Pool(min(jobs, len(files)), initializer=_start_worker, initargs=(reader,))
+    try:
+        results = pool.imap(_read_in_worker, files, chunksize=1)
+        for path in paths:
+            yield _read_stdin(reader) if path == "-" else next(results)
+        pool.close()
+    finally:
+        pool.terminate()  # on Ctrl-C, SIGTERM or an error: the workers stop with the build
+        pool.join()
+
+
+def _read_stdin(reader: DigestReader) -> tuple[ExtractedDigest, str]:
+    return reader.read_bytes(sys.stdin.buffer.read(), "-")
+
+
+_worker_reader: DigestReader | None = None
+
+
+def _start_worker(reader: DigestReader) -> None:
+    global _worker_reader
+    leave_stops_to_parent()
+    _worker_reader = reader
+
+
+def _read_in_worker(path: str) -> tuple[ExtractedDigest, str]:
+    assert _worker_reader is not None
+    return _worker_reader.read_path(path)

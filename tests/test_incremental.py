@@ -1,0 +1,199 @@
+"""Incremental builds: only new or changed digests are extracted, and the outputs are the
+same bytes as a clean build's."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from bench.generate import generate
+
+import kgraph
+from conftest import SEEDS
+from conftest import build as _build
+from kgraph import cache
+
+OUTPUTS = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.json")
+# The HTML page is tested elsewhere, and its layout is slow on hundreds of entries.
+ONLY = [arg for name in ("turtle", "ntriples", "jsonld", "json") for arg in ("--only", name)]
+SEED_DIGEST = "000_0a3d3bb7afca9fae.txt"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """About twenty generated digests, in both styles and several repositories."""
+    folder = tmp_path_factory.mktemp("corpus") / "digests"
+    generate(folder, 300, seed=11)
+    return folder
+
+
+def build(inputs: list[str], out: Path, *extra: str) -> tuple[int, str, str]:
+    return _build(inputs, out, *ONLY, *extra)
+
+
+def _copy(corpus: Path, tmp_path: Path) -> Path:
+    folder = tmp_path / "digests"
+    shutil.copytree(corpus, folder)
+    return folder
+
+
+def _same_as_clean(inputs: Path, incremental: Path, tmp_path: Path) -> None:
+    clean = tmp_path / "clean"
+    shutil.rmtree(clean, ignore_errors=True)
+    code, _, stderr = build([str(inputs)], clean, "--no-cache")
+    assert code == 0, stderr
+    assert not (clean / ".kgraph").exists()  # --no-cache neither reads nor writes it
+    for name in OUTPUTS:
+        assert (incremental / name).read_bytes() == (clean / name).read_bytes(), name
+
+
+def _counts(stdout: str) -> tuple[int, int, int]:
+    """(extracted, unchanged, removed) digests from the summary line; a clean build says
+    nothing, as every digest was extracted."""
+    found = re.search(r"; (\d+) digests extracted, (\d+) unchanged, (\d+) removed\)", stdout)
+    if found is None:
+        total = int(re.match(r"(\d+) digests", stdout).group(1))
+        return total, 0, 0
+    extracted, unchanged, removed = found.groups()
+    return int(extracted), int(unchanged), int(removed)
+
+
+def _cached_files(out: Path) -> list[Path]:
+    return sorted((out / ".kgraph" / "extract").glob("*.json"))
+
+
+def test_incremental_rebuild_without_changes_extracts_nothing(corpus, tmp_path) -> None:
+    inputs, out = _copy(corpus, tmp_path), tmp_path / "out"
+    code, stdout, _ = build([str(inputs)], out)
+    digests = len(list(inputs.rglob("*.txt")))
+    assert code == 0 and _counts(stdout) == (digests, 0, 0) and digests > 15
+    assert len(_cached_files(out)) == digests
+    code, stdout, _ = build([str(inputs)], out)
+    assert code == 0 and _counts(stdout) == (0, digests, 0)
+    _same_as_clean(inputs, out, tmp_path)
+
+
+def test_incremental_added_digest_is_the_only_one_extracted(corpus, tmp_path) -> None:
+    inputs, out = _copy(corpus, tmp_path), tmp_path / "out"
+    assert build([str(inputs)], out)[0] == 0
+    before = len(list(inputs.rglob("*.txt")))
+    shutil.copy(SEEDS / SEED_DIGEST, inputs / SEED_DIGEST)
+    code, stdout, _ = build([str(inputs)], out)
+    assert code == 0 and _counts(stdout) == (1, before, 0)
+    _same_as_clean(inputs, out, tmp_path)
+    nodes = json.loads((out / "graph.json").read_text("utf-8"))["nodes"]
+    assert any(n["label"] == "SWA offload 覆盖补齐 MTP 保留 token" for n in nodes)
+
+
+def test_incremental_changed_digest_gives_the_clean_build(corpus, tmp_path) -> None:
+    inputs, out = _copy(corpus, tmp_path), tmp_path / "out"
+    assert build([str(inputs)], out)[0] == 0
+    digest = sorted(inputs.rglob("*.txt"))[3]
+    text = digest.read_text("utf-8")
+    changed = re.sub(r"`([A-Za-z_]\w+)`", r"`\1_renamed`", text, count=3)
+    assert changed != text
+    digest.write_text(changed, "utf-8")
+    code, stdout, _ = build([str(inputs)], out)
+    assert code == 0 and _counts(stdout)[0] == 1
+    _same_as_clean(inputs, out, tmp_path)
+    nodes = json.loads((out / "graph.json").read_text("utf-8"))["nodes"]
+    assert any(n["label"].endswith("_renamed") for n in nodes)
+    assert len(_cached_files(out)) == len(list(inputs.rglob("*.txt")))  # the old one went
+
+
+def test_incremental_removed_digest_removes_its_facts_and_cache(corpus, tmp_path) -> None:
+    inputs, out = _copy(corpus, tmp_path), tmp_path / "out"
+    assert build([str(inputs)], out)[0] == 0
+    removed = sorted(inputs.rglob("*.txt"))[5]
+    before = json.loads((out / "graph.json").read_text("utf-8"))
+    gone = [n["id"] for n in before["nodes"] if n["kind"] == "Digest" and removed.name in n["id"]]
+    assert len(gone) == 1
+    removed.unlink()
+    code, stdout, _ = build([str(inputs)], out)
+    assert code == 0 and _counts(stdout)[::2] == (0, 1)
+    _same_as_clean(inputs, out, tmp_path)
+    ids = {n["id"] for n in json.loads((out / "graph.json").read_text("utf-8"))["nodes"]}
+    assert gone[0] not in ids
+    entries = gone[0].replace("digest/", "entry/", 1) + "/"
+    assert not [i for i in ids if i.startswith(entries)]
+    assert len(_cached_files(out)) == len(list(inputs.rglob("*.txt")))
+    manifest = json.loads((out / ".kgraph" / "manifest.json").read_text("utf-8"))
+    assert removed.name not in json.dumps(manifest)
+    assert all(len(item["sha256"]) == 64 for item in manifest["inputs"])
+
+
+def test_incremental_new_kgraph_code_extracts_everything_again(
+    corpus, tmp_path, monkeypatch
+) -> None:
+    inputs, out = _copy(corpus, tmp_path), tmp_path / "out"
+    first = build([str(inputs)], out)
+    monkeypatch.setattr(kgraph, "__version__", kgraph.__version__ + ".post1")
+    cache.code_fingerprint.cache_clear()
+    try:
+        code, stdout, _ = build([str(inputs)], out)
+    finally:
+        monkeypatch.undo()
+        cache.code_fingerprint.cache_clear()
+    assert code == 0 and _counts(stdout) == _counts(first[1])
+    _same_as_clean(inputs, out, tmp_path)
+
+
+def test_incremental_catalog_or_format_change_extracts_again(corpus, tmp_path) -> None:
+    inputs, out = _copy(corpus, tmp_path), tmp_path / "out"
+    assert build([str(inputs / "daily")], out)[0] == 0
+    digests = len(list((inputs / "daily").rglob("*.txt")))
+    code, stdout, _ = build([str(inputs / "daily")], out, "--format", "daily")
+    assert code == 0 and _counts(stdout)[0] == digests
+    catalog = tmp_path / "extra.ttl"
+    catalog.write_text(
+        "@prefix kg: <https://w3id.org/kgraph/ns#> .\n"
+        "@prefix skos: <http://www.w3.org/2004/02/skos/core#> .\n"
+        '<urn:x:p> a kg:DesignPattern ; skos:notation "extra-pattern" ;\n'
+        '  skos:prefLabel "extra pattern"@en ; kg:cue "缓存"@zh .\n',
+        "utf-8",
+    )
+    code, stdout, stderr = build(
+        [str(inputs / "daily")], out, "--format", "daily", "--catalog", str(catalog)
+    )
+    assert code == 0, stderr
+    assert _counts(stdout)[0] == digests
+
+
+def test_incremental_damaged_cache_file_is_extracted_again(corpus, tmp_path) -> None:
+    inputs, out = _copy(corpus, tmp_path), tmp_path / "out"
+    assert build([str(inputs)], out)[0] == 0
+    damaged = _cached_files(out)[0]
+    damaged.write_bytes(damaged.read_bytes()[:100])
+    _cached_files(out)[1].write_text('{"digest": null}', "utf-8")  # valid JSON, wrong shape
+    (out / ".kgraph" / "manifest.json").write_bytes(b"\0garbage")
+    code, stdout, _ = build([str(inputs)], out)
+    assert code == 0 and _counts(stdout)[0] == 2
+    _same_as_clean(inputs, out, tmp_path)
+
+
+def test_incremental_jobs_give_the_same_bytes_as_one_process(corpus, tmp_path) -> None:
+    inputs = _copy(corpus, tmp_path)
+    code, _, stderr = build([str(inputs)], tmp_path / "jobs", "--jobs", "2", "--no-cache")
+    assert code == 0 and stderr == ""
+    assert not list(tmp_path.joinpath("jobs").glob(".*.tmp"))  # no stray temporary files
+    _same_as_clean(inputs, tmp_path / "jobs", tmp_path)
+
+
+def test_incremental_jobs_with_a_cache_and_stdin(corpus, tmp_path, monkeypatch) -> None:
+    """A digest on stdin is read by the parent while the workers read the files."""
+    inputs, out = _copy(corpus, tmp_path), tmp_path / "out"
+    seed = (SEEDS / SEED_DIGEST).read_bytes()
+    from click.testing import CliRunner
+
+    from kgraph.cli import cli
+
+    args = ["build", str(inputs), "-", "-o", str(out), "-j", "2", *ONLY]
+    first = CliRunner().invoke(cli, args, input=seed, catch_exceptions=False)
+    again = CliRunner().invoke(cli, args, input=seed, catch_exceptions=False)
+    assert first.exit_code == again.exit_code == 0
+    assert _counts(again.stdout)[0] == 0  # stdin is cached by its bytes too
+    nodes = json.loads((out / "graph.json").read_text("utf-8"))["nodes"]
+    assert any(n["label"] == "SWA offload 覆盖补齐 MTP 保留 token" for n in nodes)
