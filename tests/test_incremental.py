@@ -197,3 +197,41 @@ def test_incremental_jobs_with_a_cache_and_stdin(corpus, tmp_path, monkeypatch) 
     assert _counts(again.stdout)[0] == 0  # stdin is cached by its bytes too
     nodes = json.loads((out / "graph.json").read_text("utf-8"))["nodes"]
     assert any(n["label"] == "SWA offload 覆盖补齐 MTP 保留 token" for n in nodes)
+
+
+def test_incremental_cache_key_covers_every_module_extraction_imports() -> None:
+    """A change to code that extraction runs must drop the cache: `EXTRACTION_CODE` lists
+    every kgraph module that the readers and extractors import, directly or not."""
+    import ast
+
+    root = Path(kgraph.__file__).parent
+    covered = set()
+    for name in cache.EXTRACTION_CODE:
+        path = root / name
+        covered |= set(path.rglob("*.py")) if path.is_dir() else {path}
+    todo, seen = [root / "corpus.py", root / "cache.py"], set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        assert path in covered, f"{path.relative_to(root)} is imported by extraction"
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            names = []
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("kgraph")
+            ):
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.startswith("kgraph")]
+            for name in names:
+                parts = name.split(".")[1:]
+                for candidate in (
+                    root.joinpath(*parts).with_suffix(".py"),
+                    root.joinpath(*parts, "__init__.py"),
+                ):
+                    if parts and candidate.exists():
+                        todo.append(candidate)
+    assert len(seen) > 15

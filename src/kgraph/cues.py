@@ -69,35 +69,40 @@ def _mandatory(op: object, arg: object) -> Needles | None:
 
 @dataclass(slots=True)
 class CueGate:
-    """The cues (by index) that may match a text: an index from character pairs to needles."""
+    """The cues (by index) that may match a text: each needle once, indexed by its first
+    two characters (one character for a one-character needle)."""
 
     always: list[int] = field(default_factory=list)
-    by_pair: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
-    by_char: dict[str, list[int]] = field(default_factory=dict)
+    by_pair: dict[str, list[tuple[str, tuple[int, ...]]]] = field(default_factory=dict)
+    by_char: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, expressions: Sequence[str]) -> CueGate:
         gate = cls()
+        cues_of: dict[str, list[int]] = {}
         for index, expression in enumerate(expressions):
             needles = required_literals(expression)
             if not needles or not all(needles):
                 gate.always.append(index)
                 continue
             for needle in needles:
-                if len(needle) == 1:
-                    gate.by_char.setdefault(needle, []).append(index)
-                else:
-                    gate.by_pair.setdefault(needle[:2], []).append((needle, index))
+                cues_of.setdefault(needle, []).append(index)
+        for needle, indexes in cues_of.items():
+            if len(needle) == 1:
+                gate.by_char[needle] = tuple(indexes)
+            else:
+                gate.by_pair.setdefault(needle[:2], []).append((needle, tuple(indexes)))
         return gate
 
     def candidates(self, *texts: str) -> set[int]:
         """Indexes of the cues that may match one of `texts`; a superset, never fewer."""
         found = set(self.always)
-        for text in texts:
+        for text in dict.fromkeys(texts):
             folded = text.casefold()
-            for char in set(folded) & self.by_char.keys():
+            for char in self.by_char.keys() & set(folded):
                 found.update(self.by_char[char])
-            pairs = {folded[i : i + 2] for i in range(len(folded) - 1)}
-            for pair in pairs & self.by_pair.keys():
-                found.update(index for needle, index in self.by_pair[pair] if needle in folded)
+            for pair in self.by_pair.keys() & set(map(str.__add__, folded, folded[1:])):
+                for needle, indexes in self.by_pair[pair]:
+                    if needle in folded:
+                        found.update(indexes)
         return found

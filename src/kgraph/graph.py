@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from sys import intern
 from typing import NamedTuple
 from urllib.parse import quote
 
@@ -80,7 +81,9 @@ class KnowledgeGraph:
         return node.id
 
     def link(self, source: str, relation: str, target: str) -> None:
-        self.edges.add(Edge(source, relation, target))
+        """Ids are interned: millions of edges share a few strings instead of each holding
+        its own copy of ids made afresh for every mention."""
+        self.edges.add(Edge(intern(source), intern(relation), intern(target)))
 
     def sorted_nodes(self) -> list[Node]:
         return [self.nodes[k] for k in sorted(self.nodes)]

@@ -14,6 +14,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import regex
 
@@ -383,22 +384,24 @@ def _add_pull_request(
                     graph.link(target, "definedIn", defined_in)
             mention_id = f"{eid}/{m.field.value}-{m.start}-{m.end}{design.mention_suffix(m)}"
             mention_id = mention_id.replace("entry/", "mention/", 1)
+            span = (("surface", m.surface), _pair("start", m.start), _pair("end", m.end))
             graph.add(
                 Node(
                     mention_id,
                     "Mention",
                     m.surface,
-                    (
-                        ("surface", m.surface),
-                        ("start", m.start),
-                        ("end", m.end),
-                        ("field", m.field.value),
-                        *design.mention_attributes(m),
-                    ),
+                    (*span, _pair("field", m.field.value), *design.mention_attributes(m)),
                 )
             )
             graph.link(mention_id, "inEntry", eid)
             graph.link(mention_id, "denotes", target)
+
+
+@lru_cache(maxsize=1 << 16, typed=True)
+def _pair(name: str, value: Value) -> tuple[str, Value]:
+    """One shared tuple for an attribute a million mentions repeat (`start` 12, `field`
+    text): a tenth of a 100k-entry graph's memory went to such copies."""
+    return name, value
 
 
 def _entity_for(

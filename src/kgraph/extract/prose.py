@@ -28,6 +28,9 @@ CJK = r"\p{Han}"
 SINGLE_QUOTED = regex.compile(
     rf"(?<=^|[\s{CJK}（(「:：，,、])'(?=\S)([^'\n]{{1,80}}?)(?<=\S)'(?=$|[\s{CJK}）)」.,，。；;:：!?！？])"
 )
+_SEPARATOR_CHARS = regex.escape("".join(sorted(CLAUSE_SEPARATORS)))
+_SEPARATORS = regex.compile(rf"[{_SEPARATOR_CHARS}]|——| — ")
+_SEPARATORS_WITH_ENUMERATION = regex.compile(rf"[{_SEPARATOR_CHARS}、]|——| — ")
 LEADING_NOISE = regex.compile(r"^(?:[-*•·]\s+|\s+)+")
 
 
@@ -71,26 +74,20 @@ class Prose:
         base = self.depth[start] if start < len(self.depth) else 0
         spans: list[Span] = []
         clause_start = start
-        i = start
         text = self.masked
-        while i < end:
-            char = text[i]
-            top = self.depth[i] == base
-            width = 0
-            if top and (char in CLAUSE_SEPARATORS or (split_enumeration and char == "、")):
-                width = 1
-            elif top and text.startswith("——", i):
-                width = 2
-            elif top and text.startswith(" — ", i):
-                width = 3
-            if width:
-                spans.extend(
-                    Span(s, e, text[i : i + width]) for s, e in _trimmed(text, clause_start, i)
-                )
-                clause_start = i + width
-                i += width
+        # Candidate separators come from one C scan that reports a match at every position
+        # (overlapped), in the priority a character-by-character walk would give them;
+        # those inside quotes or brackets, or inside a separator just taken, are passed over.
+        separators = _SEPARATORS_WITH_ENUMERATION if split_enumeration else _SEPARATORS
+        # A separator that starts inside the span counts whole, even past its end.
+        for match in separators.finditer(text, start, end + 2, overlapped=True):
+            i = match.start()
+            if i >= end:
+                break
+            if i < clause_start or self.depth[i] != base:
                 continue
-            i += 1
+            spans.extend(Span(s, e, match.group()) for s, e in _trimmed(text, clause_start, i))
+            clause_start = match.end()
         spans.extend(Span(s, e, "") for s, e in _trimmed(text, clause_start, end))
         return spans
 
