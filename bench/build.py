@@ -3,26 +3,31 @@
 One invocation generates (once, cached) the synthetic corpora of `bench/generate.py` and
 runs, for each size:
 
-- kgraph      a clean `kgraph build` writing the data outputs (Turtle, N-Triples, JSON-LD,
-              JSON);
+- floor       reading every digest and running one regex over it;
+- kgraph      a clean `kgraph build` in one process writing the data outputs (Turtle,
+              N-Triples, JSON-LD, JSON), without the extraction cache;
+- kgraph -j 2 the same with two processes (and the cache written, for the next run);
+- +1 digest   adding one new digest (a day's worth) to that build: an incremental rebuild
+              in one process that extracts only the new digest, then links and writes all;
 - kgraph+html the default build with every output, including the HTML page (only up to
               --html-max entries);
 - baseline    bench/naive.py, the afternoon rdflib script (Graph.add per triple, then
               serialize), measured up to --baseline-max entries and extrapolated linearly
-              beyond, marked "~";
-- floor       reading every digest and running one regex over it.
+              beyond, marked "~".
 
-Each is a separate process: wall time (median of --repeat runs), entries/s, peak RSS of
-the process (largest process of its tree) and CPU seconds; then the ratios kgraph/baseline
-and kgraph/floor from this same run. The machine may be shared: compare the ratios.
+Each is a separate process: wall time (median of --repeat runs; --repeat-large runs from
+100k entries up), entries/s, peak RSS of the largest process of its tree, and CPU seconds;
+then the ratios kgraph/baseline, kgraph/floor and +1 digest/kgraph from this same run.
+The machine may be shared: compare the ratios.
 
-    python bench/build.py                      # 1k, 10k, 100k; 3 runs each
+    python bench/build.py                      # 1k, 10k, 100k
     python bench/build.py --sizes 1000,10000 --repeat 5
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -89,6 +94,24 @@ def corpus(work: Path, entries: int, seed: int) -> Path:
     return folder
 
 
+def new_digest(work: Path, seed: int) -> Path:
+    """One more day's digest, for the incremental run: generated with another seed, so its
+    reviews are new (some of them of PRs the corpus already has)."""
+    folder = work / f"extra-{seed}"
+    if not (folder / ".complete").exists():
+        generate(folder, 16, seed + 1000)
+        (folder / ".complete").write_text("done\n")
+    return sorted(folder.rglob("*.txt"))[0]
+
+
+def forget(out: Path, digest: Path) -> None:
+    """Drop the digest's cached extraction, so the next build extracts it again."""
+    manifest = json.loads((out / ".kgraph" / "manifest.json").read_text("utf-8"))
+    for item in manifest["inputs"]:
+        if Path(item["source"]).resolve() == digest.resolve():
+            (out / ".kgraph" / "extract" / f"{item['key']}.json").unlink(missing_ok=True)
+
+
 def kgraph(*args: str) -> list[str]:
     return [sys.executable, "-m", "kgraph", "build", *args]
 
@@ -106,7 +129,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median)")
-    parser.add_argument("--baseline-max", type=int, default=10_000)
+    parser.add_argument("--repeat-large", type=int, default=1, help="runs from 100k entries up")
+    parser.add_argument("--baseline-max", type=int, default=100_000)
     parser.add_argument("--html-max", type=int, default=1_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/kgraph-bench"))
@@ -123,21 +147,32 @@ def main(argv: list[str] | None = None) -> None:
     for size in sizes:
         folder = corpus(work, size, args.seed)
         out = work / "out"
+        runs_per = args.repeat if size < 100_000 else args.repeat_large
 
-        def repeat(command: list[str], out: Path = out) -> Run:
+        def repeat(command: list[str], out: Path = out, runs_per: int = runs_per) -> Run:
             runs = []
-            for _ in range(args.repeat):
+            for _ in range(runs_per):
                 shutil.rmtree(out, ignore_errors=True)
                 runs.append(measure(command))
             return median(runs)
 
         results["floor", size] = repeat([sys.executable, "-c", FLOOR, str(folder)])
         print(row("floor", size, results["floor", size]), flush=True)
-        command = kgraph(str(folder), "-o", str(out), *DATA_OUTPUTS)
+        command = kgraph(str(folder), "-o", str(out), "--no-cache", *DATA_OUTPUTS)
         results["kgraph", size] = run = repeat(command)
         print(row("kgraph", size, run) + f"   {run.output}", flush=True)
+        command = kgraph(str(folder), "-o", str(out), "-j", "2", *DATA_OUTPUTS)
+        results["kgraph -j 2", size] = run = repeat(command)
+        print(row("kgraph -j 2", size, run) + f"   {run.output}", flush=True)
+        extra = new_digest(work, args.seed)
+        runs = []
+        for _ in range(runs_per):  # `out` holds the -j 2 build and its cache
+            forget(out, extra)
+            runs.append(measure(kgraph(str(folder), str(extra), "-o", str(out), *DATA_OUTPUTS)))
+        results["+1 digest", size] = run = median(runs)
+        print(row("+1 digest", size, run) + f"   {run.output}", flush=True)
         if size <= args.html_max:
-            run = repeat(kgraph(str(folder), "-o", str(out), "-q"))
+            run = repeat(kgraph(str(folder), "-o", str(out), "-q", "--no-cache"))
             print(row("kgraph+html", size, run), flush=True)
 
         if size <= args.baseline_max:
@@ -156,17 +191,24 @@ def main(argv: list[str] | None = None) -> None:
                   f"{base_size:,} entries)", flush=True)  # fmt: skip
 
     print("\nratios (this run):")
-    print(f"{'entries':>8}  {'kgraph/baseline':>16} {'kgraph/floor':>13}")
+    print(
+        f"{'entries':>8}  {'kgraph/baseline':>16} {'-j 2/baseline':>14} {'kgraph/floor':>13}"
+        f" {'+1 digest/kgraph':>17}"
+    )
     for size in sizes:
-        k = results["kgraph", size]
+        k, k2 = results["kgraph", size], results["kgraph -j 2", size]
         base = results.get(("baseline", size))
-        vs_base = f"{k.wall / base.wall:.2f}" + ("~" if base.output == "extrapolated" else "")
+        mark = "~" if base and base.output == "extrapolated" else ""
+        vs_base = f"{k.wall / base.wall:.2f}{mark}" if base else "-"
+        vs_base2 = f"{k2.wall / base.wall:.2f}{mark}" if base else "-"
         vs_floor = k.wall / results["floor", size].wall
-        print(f"{size:>8,}  {vs_base if base else '-':>16} {vs_floor:>13.1f}")
+        incremental = results["+1 digest", size].wall / k.wall
+        print(f"{size:>8,}  {vs_base:>16} {vs_base2:>14} {vs_floor:>13.1f} {incremental:>17.2f}")
     if len(sizes) > 1:
         first, last = sizes[0], sizes[-1]
-        growth = results["kgraph", last].wall / results["kgraph", first].wall
-        print(f"\nkgraph time grows {growth:.1f}x for {last / first:.0f}x the entries.")
+        for label in ("kgraph", "kgraph -j 2"):
+            growth = results[label, last].wall / results[label, first].wall
+            print(f"{label}: time grows {growth:.1f}x for {last / first:.0f}x the entries.")
 
 
 if __name__ == "__main__":

@@ -490,7 +490,9 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
     """`sharesCodeWith` between PRs that touch a file or mention a repository symbol in common.
 
     A PR that names a symbol also touches the file the symbol is `definedIn`: three PRs that
-    name three functions of one file share that file. A name the source says is ambiguous
+    name three functions of one file share that file. Only a symbol with one home counts: a
+    `forward` that reviews place in forty files says nothing about which one a PR touched,
+    and spreading each of its PRs over all forty made this step quadratic in the corpus. A name the source says is ambiguous
     pairs no PRs (two reviews saying `forward` need not mean the same `forward`).
     Entities touched by more than `share_limit` PRs are hubs (every PR mentions `__init__`):
     they still link to all their PRs, but pairing all of them would add a quadratic number
@@ -506,8 +508,9 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
             target = graph.nodes[edge.target]
             if target.get("isExternal") is not True:
                 touched_by[edge.target].add(edge.source)
-                for home in homes.get(edge.target, ()):
-                    touched_by[home].add(edge.source)
+                home = homes.get(edge.target, ())
+                if len(home) == 1:
+                    touched_by[next(iter(home))].add(edge.source)
     for entity, prs in touched_by.items():
         node = graph.nodes[entity]
         graph.add(Node(entity, node.kind, node.label, (("prCount", len(prs)),)))

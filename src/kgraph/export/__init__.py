@@ -129,6 +129,7 @@ def export_all(
         names = ", ".join(e.filename for e in ordered)
         progress.stage(f"writing {names} in {min(jobs, len(ordered))} processes")
         progress = Progress()  # the workers draw nothing
+        _ = inputs.out_edges  # built once here, and shared with the workers by fork
         fill_all = _in_processes(inputs, _groups(ordered), jobs)
     try:
         write_all_atomic(
