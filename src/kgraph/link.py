@@ -492,8 +492,9 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
     A PR that names a symbol also touches the file the symbol is `definedIn`: three PRs that
     name three functions of one file share that file. Only a symbol with one home counts: a
     `forward` that reviews place in forty files says nothing about which one a PR touched,
-    and spreading each of its PRs over all forty made this step quadratic in the corpus. A name the source says is ambiguous
-    pairs no PRs (two reviews saying `forward` need not mean the same `forward`).
+    and spreading each of its PRs over all forty made this step quadratic in the corpus.
+    A name the source says is ambiguous pairs no PRs (two reviews saying `forward` need not
+    mean the same `forward`).
     Entities touched by more than `share_limit` PRs are hubs (every PR mentions `__init__`):
     they still link to all their PRs, but pairing all of them would add a quadratic number
     of edges that say nothing.
