@@ -48,17 +48,24 @@ def subject_blocks(
     """
     string = XSD + "string"
     ids = graph.nodes.keys() | out_edges.keys()
+    types = {
+        kind: [(RDF_TYPE, class_iri(kind), "", "")]
+        for kind in {n.kind for n in graph.nodes.values()}
+    }
+    for kind, terms in types.items():
+        terms.extend((RDF_TYPE, extra, "", "") for extra in EXTRA_TYPES.get(kind, ()))
+    no_edges: Sequence[Edge] = ()
     for node_id in sorted(ids):
-        terms: list[Term] = []
         node = graph.nodes.get(node_id)
         if node is not None:
-            terms.append((RDF_TYPE, class_iri(node.kind), "", ""))
-            terms.extend((RDF_TYPE, extra, "", "") for extra in EXTRA_TYPES.get(node.kind, ()))
-            terms.append((RDFS_LABEL, node.label, string, ""))
-            terms.extend(_literal(predicate(name), value) for name, value in node.attrs)
-        terms.extend(
-            (predicate(e.relation), base + e.target, "", "") for e in out_edges.get(node_id, ())
-        )
+            terms = [*types[node.kind], (RDFS_LABEL, node.label, string, "")]
+            terms += [_literal(predicate(name), value) for name, value in node.attrs]
+        else:
+            terms = []
+        terms += [
+            (predicate(e.relation), base + e.target, "", "")
+            for e in out_edges.get(node_id, no_edges)
+        ]
         terms.sort()
         yield base + node_id, terms
 
@@ -205,7 +212,8 @@ def write_jsonld(blocks: Iterable[Block], base: str, out: BinaryIO) -> None:
         return iri[len(base) :] if shortens and iri.startswith(base) else iri
 
     string = XSD + "string"
-    names: dict[str, str] = {}  # predicate and datatype IRIs, compacted once
+    names: dict[str, str] = {}  # predicate, class and datatype IRIs, compacted once
+    cut = len(base)
     with _Chunked(out) as chunks:
         chunks.append('{"@context": ' + _dump(context) + ',\n"@graph": [')
         separator = "\n"
@@ -213,11 +221,12 @@ def write_jsonld(blocks: Iterable[Block], base: str, out: BinaryIO) -> None:
             node: dict[str, object] = {"@id": relative(subject)}
             for pred, obj, datatype, lang in terms:
                 if pred == RDF_TYPE:
-                    node.setdefault("@type", []).append(compact(obj))  # type: ignore[attr-defined]
+                    kind = names.get(obj) or names.setdefault(obj, compact(obj))
+                    node.setdefault("@type", []).append(kind)  # type: ignore[attr-defined]
                     continue
                 value: object
                 if not datatype:
-                    value = {"@id": relative(obj)}
+                    value = {"@id": obj[cut:] if shortens and obj.startswith(base) else obj}
                 elif lang:
                     value = {"@value": obj, "@language": lang}
                 elif datatype == string:
