@@ -130,7 +130,8 @@ def cli() -> None:
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Read and extract digests in this many processes; the output does not depend on it.",
+    help="Read and extract digests, and write the outputs, in this many processes; the "
+    "output does not depend on it.",
 )
 @click.option(
     "--no-cache",

@@ -52,6 +52,10 @@ class ExportInput:
                 self._ntriples = self._scratch, rdf.write_ntriples(self.blocks(), handle)
         return self._ntriples
 
+    def use_ntriples(self, path: Path, longest_literal: int) -> None:
+        """The N-Triples output was just written to `path`: Turtle is converted from it."""
+        self._ntriples = path, longest_literal
+
     def discard_scratch(self) -> None:
         if self._scratch is not None:
             self._scratch.unlink(missing_ok=True)
@@ -61,7 +65,7 @@ class ExportInput:
 def _ntriples(x: ExportInput, out: BinaryIO) -> None:
     longest = rdf.write_ntriples(x.blocks(), out)
     out.flush()
-    x._ntriples = Path(out.name), longest  # Turtle, written next, parses this file
+    x.use_ntriples(Path(out.name), longest)
 
 
 def _turtle(x: ExportInput, out: BinaryIO) -> None:
