@@ -178,3 +178,12 @@ def test_topics_table_file_is_the_packaged_one() -> None:
     assert (SCHEMAS / "topics.ttl").read_text("utf-8").count("a kg:Topic") == len(
         builtin_knowledge().topics
     )
+
+
+def test_catalog_every_builtin_cue_compiles() -> None:
+    """The built-in cues are compiled when first run, not on loading: this is their check."""
+    knowledge = builtin_knowledge()
+    cues = [cue for pattern in knowledge.patterns for cue in pattern.cues]
+    assert len(cues) > 600
+    for cue in cues:
+        assert cue.pattern.pattern == cue.expression

@@ -41,11 +41,21 @@ class CatalogError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Cue:
-    """One way a summary gives a pattern away: a regular expression, or a label as a phrase."""
+    """One way a summary gives a pattern away: a regular expression, or a label as a phrase.
 
-    pattern: regex.Pattern[str]
+    The expression is compiled when first run: a build runs few of the catalog's 1,400
+    expressions (`kgraph.cues` skips the rest), and compiling them all took a third of a
+    second at every start. User catalogs are still compiled, and so checked, on loading.
+    """
+
+    expression: str  # the regular expression as compiled
     lang: str
     source: str  # as written in the catalog
+    flags: int = regex.IGNORECASE | regex.V0
+
+    @property
+    def pattern(self) -> regex.Pattern[str]:
+        return _compiled(self.expression, self.flags)
 
     @property
     def has_gaps(self) -> bool:
@@ -100,7 +110,7 @@ def load_knowledge(catalogs: Sequence[Path] = (), topics: Sequence[Path] = ()) -
     """The built-in catalog and topic table, extended by the user's files in order."""
     pattern_sources = [_builtin(BUILTIN_PATTERNS), *((str(p), _read(p)) for p in catalogs)]
     topic_sources = [_builtin(BUILTIN_TOPICS), *((str(p), _read(p)) for p in topics)]
-    patterns = _load_patterns(pattern_sources)
+    patterns = _load_patterns(pattern_sources, checked_from=1)  # tests check the built-in
     table = _load_topics(topic_sources)
     digest = hashlib.sha256()
     for source, text in (*pattern_sources, ("topics", ""), *topic_sources):
@@ -192,9 +202,13 @@ def _parse(source: str, text: str) -> _Document:
     return _Document(source, text, subjects)
 
 
-def _load_patterns(sources: Iterable[tuple[str, str]]) -> list[_PatternDraft]:
+def _load_patterns(
+    sources: Iterable[tuple[str, str]], checked_from: int = 0
+) -> list[_PatternDraft]:
+    """Drafts of every pattern; cues of the sources from `checked_from` on are compiled now,
+    so that a bad expression in a user's file is reported with its line before the build."""
     drafts: dict[str, _PatternDraft] = {}
-    for source, text in sources:
+    for position, (source, text) in enumerate(sources):
         doc = _parse(source, text)
         schemes = {s: _scheme_label(doc, s) for s in doc.typed(SKOS + "ConceptScheme")}
         if not doc.typed(KG + "DesignPattern"):
@@ -218,7 +232,7 @@ def _load_patterns(sources: Iterable[tuple[str, str]]) -> list[_PatternDraft]:
             draft.definitions += doc.texts(subject, SKOS + "definition")
             draft.examples += doc.texts(subject, SKOS + "example")
             for cue in doc.texts(subject, KG + "cue"):
-                draft.cues.append(_compile(doc, pattern_id, cue))
+                draft.cues.append(_compile(doc, pattern_id, cue, position >= checked_from))
     return [drafts[k] for k in sorted(drafts)]
 
 
@@ -234,7 +248,7 @@ class _PatternDraft:
 
     def freeze(self) -> DesignPattern:
         phrases = [
-            Cue(_phrase(t.text), t.lang, t.text)
+            Cue(_phrase(t.text), t.lang, t.text, regex.IGNORECASE)
             for t in sorted(set(self.labels) | set(self.alt_labels))
             if t.text.strip()
         ]
@@ -249,9 +263,17 @@ class _PatternDraft:
         )
 
 
-def _compile(doc: _Document, pattern_id: str, cue: Text) -> Cue:
+@cache
+def _compiled(expression: str, flags: int) -> regex.Pattern[str]:
+    return regex.compile(expression, flags)
+
+
+def _compile(doc: _Document, pattern_id: str, cue: Text, check: bool) -> Cue:
+    compiled = Cue(cue.text, cue.lang, cue.text)
     try:
-        return Cue(regex.compile(cue.text, regex.IGNORECASE | regex.V0), cue.lang, cue.text)
+        if check:
+            _ = compiled.pattern
+        return compiled
     except regex.error as error:
         raise CatalogError(
             doc.source,
@@ -260,12 +282,12 @@ def _compile(doc: _Document, pattern_id: str, cue: Text) -> Cue:
         ) from None
 
 
-def _phrase(text: str) -> regex.Pattern[str]:
+def _phrase(text: str) -> str:
     """A label as a phrase: case and the spacing between words ignored; a Latin word is
     matched whole (CJK text has no spaces, so a CJK neighbour is no boundary problem)."""
     words = [regex.escape(w) for w in text.split()]
     body = r"[\s\-]*".join(words)
-    return regex.compile(rf"(?<![A-Za-z0-9_]){body}(?![A-Za-z0-9_])", regex.IGNORECASE)
+    return rf"(?<![A-Za-z0-9_]){body}(?![A-Za-z0-9_])"
 
 
 def _scheme_label(doc: _Document, scheme: str) -> str:
@@ -322,7 +344,7 @@ def _knowledge(patterns: list[_PatternDraft], topics: list[Topic]) -> Knowledge:
         tuple(topics),
         _names_pattern(names) if names else None,
         topic_of,
-        CueGate.of([cue.pattern.pattern for p in frozen for cue in p.cues]),
+        CueGate.of([cue.expression for p in frozen for cue in p.cues]),
     )
 
 

@@ -12,10 +12,11 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from sys import intern
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -113,7 +114,11 @@ class KnowledgeGraph:
         return counts
 
     def to_networkx(self) -> nx.MultiDiGraph:
-        """A networkx view for layout and analysis; attributes are flattened to lists."""
+        """A networkx view for layout and analysis; attributes are flattened to lists.
+
+        networkx is imported here: a build never needs it, and it costs 0.1 s to load."""
+        import networkx as nx
+
         graph = nx.MultiDiGraph()
         for node in self.sorted_nodes():
             graph.add_node(node.id, kind=node.kind, label=node.label, **_grouped(node.attrs))

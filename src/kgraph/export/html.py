@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-import pyvis
-
 from kgraph.export import json_graph, layout, subgraph
 from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Text, Value
 
@@ -288,8 +286,9 @@ def _entry_record(
 
 
 def _vis_library() -> str:
-    lib = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2"
-    return (lib / "vis-network.min.js").read_text("utf-8")
+    """vis-network from pyvis's package files; importing pyvis would load IPython (0.1 s)."""
+    lib = resources.files("pyvis").joinpath("templates", "lib", "vis-9.1.2")
+    return lib.joinpath("vis-network.min.js").read_text("utf-8")
 
 
 def _template(name: str) -> str:
