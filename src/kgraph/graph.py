@@ -84,7 +84,7 @@ class KnowledgeGraph:
     def link(self, source: str, relation: str, target: str) -> None:
         """Ids are interned: millions of edges share a few strings instead of each holding
         its own copy of ids made afresh for every mention."""
-        self.edges.add(Edge(intern(source), intern(relation), intern(target)))
+        self.edges.add(Edge(intern(source), relation, intern(target)))
 
     def sorted_nodes(self) -> list[Node]:
         return [self.nodes[k] for k in sorted(self.nodes)]

@@ -397,6 +397,11 @@ def _add_pull_request(
             graph.link(mention_id, "denotes", target)
 
 
+@lru_cache(maxsize=1024)
+def _repo_id(repo: str) -> str:
+    return node_id("repo", *repo.split("/"))
+
+
 @lru_cache(maxsize=1 << 16, typed=True)
 def _pair(name: str, value: Value) -> tuple[str, Value]:
     """One shared tuple for an attribute a million mentions repeat (`start` 12, `field`
@@ -413,8 +418,10 @@ def _entity_for(
     resolved: Mapping[Mention, Resolution],
     resolver: Resolver | None,
 ) -> str | None:
+    if m.kind not in ENTITY_KINDS:
+        return None  # design knowledge: `design.add_entity`
     scope = _scope(pr.repo)
-    repo_id = node_id("repo", *pr.repo.split("/")) if pr.repo else None
+    repo_id = _repo_id(pr.repo) if pr.repo else None
     found = resolved.get(m)
     if found and resolver and repo_id and m.kind in (Kind.FILE, Kind.SYMBOL):
         where = Scope(tuple(scope), repo_id, resolver)
