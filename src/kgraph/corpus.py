@@ -100,7 +100,7 @@ def _read_all(
         for path in paths:
             yield _read_stdin(reader) if path == "-" else reader.read_path(path)
         return
-    # fork: the workers inherit the loaded catalog instead of unpickling 700 regexes each.
+    # fork: the workers inherit the loaded catalog and its cue index instead of loading them.
     context = multiprocessing.get_context("fork")
     pool = context.Pool(min(jobs, len(files)), initializer=_start_worker, initargs=(reader,))
     try:
