@@ -31,7 +31,7 @@ def big_digest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     root = tmp_path_factory.mktemp("interrupt")
     prose = "The cache eviction order is settled once per request, keeping it honest. " * 8
     lines = ["2026-01-01"]
-    for i in range(300):
+    for i in range(900):
         lines.append(f"Fix cache path {i} for `Worker{i % 40}.step`")
         lines.append(f"Touches `vllm/m{i % 60}/f{i}.py`, `helper_{i % 25}()` and #{i + 1}. {prose}")
     digest = root / "big.txt"

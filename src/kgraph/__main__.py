@@ -6,9 +6,10 @@ moment after start-up ends the build with one line on stderr instead of a traceb
 
 from __future__ import annotations
 
+import signal
 import sys
 
-from kgraph.interrupt import Interrupted, raise_on_signals, signals_held
+from kgraph.interrupt import SIGNALS, Interrupted, raise_on_signals, signals_held
 
 
 def main() -> None:
@@ -21,6 +22,12 @@ def main() -> None:
     except Interrupted as stop:
         sys.stderr.write(stop.message() + "\n")
         sys.exit(stop.exit_code)
+    finally:
+        # The command is over and has said how it ended. Python restores the default
+        # handlers while it shuts down, so a signal now would kill the process and turn a
+        # finished build's exit code into death by signal.
+        for signum in SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 if __name__ == "__main__":
