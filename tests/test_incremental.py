@@ -168,9 +168,14 @@ def test_incremental_damaged_cache_file_is_extracted_again(corpus, tmp_path) -> 
     damaged = _cached_files(out)[0]
     damaged.write_bytes(damaged.read_bytes()[:100])
     _cached_files(out)[1].write_text('{"digest": null}', "utf-8")  # valid JSON, wrong shape
+    edited = _cached_files(out)[2]  # valid, well-shaped, but a span no longer reads right
+    document = json.loads(edited.read_text("utf-8"))
+    entry = next(i for i, found in enumerate(document["mentions"]) if found)
+    document["mentions"][entry][0][3] += 1
+    edited.write_text(json.dumps(document, ensure_ascii=False), "utf-8")
     (out / ".kgraph" / "manifest.json").write_bytes(b"\0garbage")
     code, stdout, _ = build([str(inputs)], out)
-    assert code == 0 and _counts(stdout)[0] == 2
+    assert code == 0 and _counts(stdout)[0] == 3
     _same_as_clean(inputs, out, tmp_path)
 
 

@@ -156,6 +156,13 @@ def _decode(document: dict[str, object]) -> ExtractedDigest:
     )
     if len(mentions) != len(result.entries):
         raise ValueError("mentions do not match the entries")
+    # Every mention's span must still read as its surface: a file edited or damaged into
+    # other valid JSON is a miss, not a wrong graph (wrong types fail here too).
+    for entry, found in zip(result.entries, mentions, strict=True):
+        for m in found:
+            text = entry.title if m.field is Field.TITLE else entry.text
+            if text[m.start : m.end] != m.surface:
+                raise ValueError(f"mention {m.surface!r} does not match its entry")
     extraction = tuple(_problem(row) for row in document["extraction"])  # type: ignore[attr-defined]
     return ExtractedDigest(result, mentions, extraction, str(document["sha256"]), cached=True)
 
