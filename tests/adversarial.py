@@ -143,7 +143,8 @@ def _class_member(source: str, start: int) -> tuple[int, str]:
 def pumps(pattern: Any) -> list[tuple[str, str]]:
     """(prefix, pump) pairs from the pattern's sample: every prefix, with every piece of up to
     six characters that follows it, and with a few characters digests are full of."""
-    seed = sample(pattern.pattern)
+    source = pattern.pattern  # a bytes pattern is pumped as text, and scanned as UTF-8
+    seed = sample(source.decode("latin-1") if isinstance(source, bytes) else source)
     found: set[tuple[str, str]] = set()
     stride = max(1, len(seed) // 40)  # a long alternation of phrases: every few prefixes
     for i in range(0, len(seed) + 1, stride):
@@ -161,8 +162,9 @@ def pumped(prefix: str, pump: str, length: int) -> str:
 
 def scan(pattern: Any, text: str) -> None:
     """What the pipeline does with a pattern: search, and walk every match."""
-    pattern.search(text)
-    for _ in pattern.finditer(text):
+    subject = text.encode("utf-8", "surrogatepass") if isinstance(pattern.pattern, bytes) else text
+    pattern.search(subject)
+    for _ in pattern.finditer(subject):
         pass
 
 

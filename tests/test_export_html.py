@@ -16,6 +16,8 @@ from conftest import EXAMPLES, build
 from kgraph.cli import cli
 from kgraph.export import json_graph, layout
 from kgraph.export.html import DEFAULT_MAX_NODES
+from kgraph.export.rdf import Subjects
+from kgraph.export.reuse import BlockFile
 
 DRAWN = {
     "PullRequest",
@@ -177,7 +179,9 @@ def test_export_html_json_round_trip_keeps_the_graph(examples_out) -> None:
     text = (examples_out / "graph.json").read_text("utf-8")
     graph = json_graph.from_json(text)
     out = io.BytesIO()
-    json_graph.write_json(graph, _graph(examples_out)["graph"]["base"], graph.out_edges(), out)
+    subjects = Subjects(graph, _graph(examples_out)["graph"]["base"], graph.out_edges())
+    json_graph.write_json(graph, subjects, blocks := BlockFile(out))
+    blocks.close()
     assert out.getvalue().decode("utf-8") == text
 
 

@@ -53,7 +53,7 @@ def _same_as_clean(inputs: Path, incremental: Path, tmp_path: Path) -> None:
 def _counts(stdout: str) -> tuple[int, int, int]:
     """(extracted, unchanged, removed) digests from the summary line; a clean build says
     nothing, as every digest was extracted."""
-    found = re.search(r"; (\d+) digests extracted, (\d+) unchanged, (\d+) removed\)", stdout)
+    found = re.search(r"; (\d+) digests extracted, (\d+) unchanged, (\d+) removed[;)]", stdout)
     if found is None:
         total = int(re.match(r"(\d+) digests", stdout).group(1))
         return total, 0, 0

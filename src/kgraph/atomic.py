@@ -20,10 +20,13 @@ def write_atomic(path: Path, data: bytes) -> None:
     write_all_atomic([(path, lambda out: out.write(data))])
 
 
-Filler = Callable[[Sequence[tuple[str, Writer]]], None]  # fills (temporary name, writer)s
+# Fills (temporary name, writer)s, and returns what each writer returned.
+Filler = Callable[[Sequence[tuple[str, Writer]]], list[object]]
 
 
-def write_all_atomic(files: Sequence[tuple[Path, Writer]], fill_all: Filler | None = None) -> None:
+def write_all_atomic(
+    files: Sequence[tuple[Path, Writer]], fill_all: Filler | None = None
+) -> list[object]:
     """Stream every file to a temporary name beside it, then rename them all into place.
 
     Until the renames, an error, Ctrl-C, SIGTERM or SIGKILL leaves every old file as it was
@@ -31,7 +34,8 @@ def write_all_atomic(files: Sequence[tuple[Path, Writer]], fill_all: Filler | No
     nothing reads). SIGINT and SIGTERM are held while a temporary file is created and noted,
     and during the renames, so they never leave a stray file or a mix of old and new files;
     SIGKILL may leave a mix, but each file is whole. `fill_all` may fill the temporary
-    files some other way than one after the other (in processes, `kgraph.export`).
+    files some other way than one after the other (in processes, `kgraph.export`). Returns
+    what each writer returned.
     """
     temps: list[tuple[str, Path]] = []
     try:
@@ -42,32 +46,36 @@ def write_all_atomic(files: Sequence[tuple[Path, Writer]], fill_all: Filler | No
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 temps.append((tmp, path))
             os.close(fd)
-        (fill_all or fill_each)(
+        results = (fill_all or fill_each)(
             [(tmp, write) for (tmp, _), (_, write) in zip(temps, files, strict=True)]
         )
         checkpoint()
         with signals_held():
             for tmp, path in temps:
                 os.replace(tmp, path)
+        return results
     except BaseException:
         for tmp, _ in temps:
             Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def fill_each(files: Sequence[tuple[str, Writer]]) -> None:
+def fill_each(files: Sequence[tuple[str, Writer]]) -> list[object]:
+    results = []
     for tmp, write in files:
         checkpoint()
-        fill(tmp, write)
+        results.append(fill(tmp, write))
+    return results
 
 
-def fill(tmp: str, write: Writer) -> None:
+def fill(tmp: str, write: Writer) -> object:
     """Write and flush to disk, with the permissions a plain `open` would give. The handle
     is opened by name, so a writer can tell a later one where its file is."""
     umask = os.umask(0)
     os.umask(umask)
     with open(tmp, "wb") as handle:
         os.fchmod(handle.fileno(), 0o666 & ~umask)
-        write(handle)
+        result = write(handle)
         handle.flush()
         os.fsync(handle.fileno())
+    return result

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kgraph.cache import ExtractionCache
 from kgraph.corpus import DigestReader, read_corpus
-from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all
+from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
 from kgraph.graph import KnowledgeGraph
 from kgraph.interrupt import checkpoint
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
@@ -50,6 +50,7 @@ class BuildResult:
     cached_digests: int = 0  # read back from an earlier build's extraction cache
     removed_digests: int = 0  # inputs of the last build into the same folder, gone now
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    copied: float = 0.0  # share of the output bytes copied from the last build's files
 
     @property
     def entries_in_graph(self) -> int:
@@ -81,6 +82,7 @@ class BuildResult:
                 if self.cached_digests or self.removed_digests
                 else ""
             )
+            + (f"; {self.copied:.0%} of the output copied" if self.copied else "")
             + ")"
             + "".join(f"; {s.summary()}" for s in self.sources)
             + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
@@ -201,14 +203,21 @@ def _run(
     built = time.perf_counter()
     checkpoint()
     try:
-        export = ExportInput(graph, options.base, dict(options.export_options))
-        outputs = export_all(export, out_dir, options.exporters, progress, options.jobs)
+        export = ExportInput(
+            graph,
+            options.base,
+            dict(options.export_options),
+            previous=reuse.load(out_dir, options.base) if options.cache else None,
+            keep_index=options.cache,
+        )
+        exported = export_all(export, out_dir, options.exporters, progress, options.jobs)
+        outputs, copied = exported.paths, exported.copied
     except OSError as err:  # a full disk, a read-only folder, -o naming a file's child
         where = err.filename if isinstance(err.filename, str) else str(out_dir)
         problems.append(
             Problem(where, 0, f"cannot write the outputs: {err.strerror or err}", Severity.ERROR)
         )
-        outputs = []
+        outputs, copied = [], 0.0
     finally:
         progress.clear()
     finished = time.perf_counter()
@@ -225,4 +234,5 @@ def _run(
         cached,
         removed,
         stages,
+        copied,
     )

@@ -11,14 +11,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
 from kgraph.atomic import Filler, Writer, fill, write_all_atomic
-from kgraph.export import html, json_graph, rdf
+from kgraph.export import html, json_graph, rdf, reuse
 from kgraph.graph import Edge, KnowledgeGraph
 from kgraph.interrupt import leave_stops_to_parent, signals_held
 from kgraph.progress import Progress
@@ -30,7 +30,9 @@ class ExportInput:
     base: str
     options: dict[str, object] = field(default_factory=dict)
     scratch: Path | None = None  # a folder for files shared between exporters
-    _ntriples: tuple[Path, int] | None = None
+    previous: reuse.Previous | None = None  # the last build's outputs, to copy blocks from
+    keep_index: bool = False  # fingerprint the subjects, to index the outputs for next time
+    _ntriples: rdf.NTriples | None = None
     _scratch: Path | None = None
 
     @cached_property
@@ -38,23 +40,42 @@ class ExportInput:
         """Each source's edges, sorted: the graph's adjacency, built once for every writer."""
         return self.graph.out_edges()
 
-    def blocks(self) -> Iterator[rdf.Block]:
-        return rdf.subject_blocks(self.graph, self.base, self.out_edges)
+    @cached_property
+    def subjects(self) -> rdf.Subjects:
+        return rdf.Subjects(self.graph, self.base, self.out_edges)
 
-    def ntriples(self) -> tuple[Path, int]:
-        """The N-Triples file and its longest literal: the N-Triples output being written,
+    @cached_property
+    def fingerprints(self) -> list[bytes]:
+        if self.previous is None and not self.keep_index:
+            return []
+        return reuse.fingerprints(self.graph, self.subjects.ids, self.out_edges)
+
+    @cached_property
+    def matches(self) -> Sequence[int]:
+        return self.previous.matches(self.fingerprints) if self.previous is not None else ()
+
+    def block_file(self, out: BinaryIO, filename: str, separated: bool) -> reuse.BlockFile:
+        old = self.previous.file(filename) if self.previous is not None else None
+        return reuse.BlockFile(out, old, self.matches if old else (), separated)
+
+    def ntriples(self) -> rdf.NTriples:
+        """The N-Triples file Turtle is converted from: the N-Triples output being written,
         or a scratch file when that output was not asked for."""
         if self._ntriples is None:
             with signals_held():
                 fd, name = tempfile.mkstemp(dir=self.scratch, prefix=".graph.nt.", suffix=".tmp")
                 self._scratch = Path(name)
             with os.fdopen(fd, "wb") as handle:
-                self._ntriples = self._scratch, rdf.write_ntriples(self.blocks(), handle)
+                self._write_ntriples(reuse.BlockFile(handle), self._scratch)
+        assert self._ntriples is not None
         return self._ntriples
 
-    def use_ntriples(self, path: Path, longest_literal: int) -> None:
-        """The N-Triples output was just written to `path`: Turtle is converted from it."""
-        self._ntriples = path, longest_literal
+    def _write_ntriples(self, out: reuse.BlockFile, path: Path) -> None:
+        rdf.write_ntriples(self.subjects, out)
+        out.close()
+        self._ntriples = rdf.NTriples(
+            path, out.written.offsets[rdf.SUBJECTS], out.written.extra[rdf.LONGEST]
+        )
 
     def discard_scratch(self) -> None:
         if self._scratch is not None:
@@ -62,19 +83,24 @@ class ExportInput:
         self._scratch = self._ntriples = None
 
 
-def _ntriples(x: ExportInput, out: BinaryIO) -> None:
-    longest = rdf.write_ntriples(x.blocks(), out)
-    out.flush()
-    x.use_ntriples(Path(out.name), longest)
+def _ntriples(x: ExportInput, out: reuse.BlockFile) -> None:
+    x._write_ntriples(out, Path(out.out.name))  # Turtle is converted from it
 
 
-def _turtle(x: ExportInput, out: BinaryIO) -> None:
-    path, longest = x.ntriples()
-    rdf.write_turtle(path, longest, x.blocks, out)
+def _turtle(x: ExportInput, out: reuse.BlockFile) -> None:
+    rdf.write_turtle(x.ntriples(), x.subjects, out)
 
 
-def _html(x: ExportInput, out: BinaryIO) -> None:
-    out.write(html.to_html(x.graph, html.options_from(x.options)).encode("utf-8"))
+def _jsonld(x: ExportInput, out: reuse.BlockFile) -> None:
+    rdf.write_jsonld(x.subjects, out)
+
+
+def _json(x: ExportInput, out: reuse.BlockFile) -> None:
+    json_graph.write_json(x.graph, x.subjects, out)
+
+
+def _html(x: ExportInput, out: reuse.BlockFile) -> None:
+    out.write(html.to_html(x.graph, html.options_from(x.options)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,24 +108,17 @@ class Exporter:
     name: str
     filename: str
     description: str
-    write: Callable[[ExportInput, BinaryIO], None]
+    write: Callable[[ExportInput, reuse.BlockFile], None]
+    separated: bool = False  # its blocks start with a separator that depends on their place
 
 
 EXPORTERS: tuple[Exporter, ...] = (
     Exporter("turtle", "graph.ttl", "RDF Turtle", _turtle),
     Exporter("ntriples", "graph.nt", "RDF N-Triples", _ntriples),
     Exporter(
-        "jsonld",
-        "graph.jsonld",
-        "JSON-LD with a @context, one subject a line",
-        lambda x, out: rdf.write_jsonld(x.blocks(), x.base, out),
+        "jsonld", "graph.jsonld", "JSON-LD with a @context, one subject a line", _jsonld, True
     ),
-    Exporter(
-        "json",
-        "graph.json",
-        "node-link JSON for pipelines (networkx)",
-        lambda x, out: json_graph.write_json(x.graph, x.base, x.out_edges, out),
-    ),
+    Exporter("json", "graph.json", "node-link JSON for pipelines (networkx)", _json, True),
     Exporter("html", "graph.html", "interactive, offline HTML graph", _html),
 )
 
@@ -117,7 +136,7 @@ def export_all(
     exporters: Sequence[Exporter] = EXPORTERS,
     progress: Progress | None = None,
     jobs: int = 1,
-) -> list[Path]:
+) -> Exported:
     """Write every output together: a failure leaves all the old ones.
 
     With `jobs` > 1 the files are written in that many forked processes, which share the
@@ -126,6 +145,8 @@ def export_all(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     inputs.scratch = out_dir
+    if inputs.keep_index:
+        reuse.discard(out_dir)  # the outputs are about to change under it
     ordered = sorted(exporters, key=lambda e: e.write is not _ntriples)  # Turtle reads it
     progress = progress or Progress()
     fill_all = None
@@ -133,21 +154,42 @@ def export_all(
         names = ", ".join(e.filename for e in ordered)
         progress.stage(f"writing {names} in {min(jobs, len(ordered))} processes")
         progress = Progress()  # the workers draw nothing
-        _ = inputs.out_edges  # built once here, and shared with the workers by fork
+        _ = inputs.matches  # made once here, and shared with the workers by fork
         fill_all = _in_processes(inputs, _groups(ordered), jobs)
     try:
-        write_all_atomic(
+        written = write_all_atomic(
             [(out_dir / e.filename, _bound(e, inputs, progress)) for e in ordered], fill_all
         )
     finally:
         inputs.discard_scratch()
-    return [out_dir / e.filename for e in exporters]
+    results = [(e.filename, w) for e, w in zip(ordered, written, strict=True)]
+    if inputs.keep_index:
+        indexed = [(name, w) for name, w in results if isinstance(w, reuse.Written) and w.offsets]
+        reuse.save(out_dir, inputs.base, inputs.fingerprints, indexed)
+    return Exported(
+        [out_dir / e.filename for e in exporters],
+        {name: w for name, w in results if isinstance(w, reuse.Written)},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    paths: list[Path]
+    files: dict[str, reuse.Written]  # by file name: its size and how much was copied
+
+    @property
+    def copied(self) -> float:
+        """The share of the bytes written that were copied from the last build's files."""
+        size = sum(w.size for w in self.files.values())
+        return sum(w.copied for w in self.files.values()) / size if size else 0.0
 
 
 def _bound(exporter: Exporter, inputs: ExportInput, progress: Progress) -> Writer:
-    def write(out: BinaryIO) -> None:
+    def write(out: BinaryIO) -> reuse.Written:
         progress.stage(f"writing {exporter.filename}")
-        exporter.write(inputs, out)
+        blocks = inputs.block_file(out, exporter.filename, exporter.separated)
+        exporter.write(inputs, blocks)
+        return blocks.close()
 
     return write
 
@@ -165,27 +207,32 @@ _pending: tuple[ExportInput, Sequence[tuple[str, Writer]], list[list[int]]] | No
 
 
 def _in_processes(inputs: ExportInput, groups: list[list[int]], jobs: int) -> Filler:
-    def fill_all(files: Sequence[tuple[str, Writer]]) -> None:
+    def fill_all(files: Sequence[tuple[str, Writer]]) -> list[object]:
         global _pending
         _pending = (inputs, files, groups)
         context = multiprocessing.get_context("fork")
         pool = context.Pool(min(jobs, len(groups)), initializer=leave_stops_to_parent)
+        results: list[object] = [None] * len(files)
         try:
-            pool.map(_fill_group, range(len(groups)), chunksize=1)
+            for group, written in zip(
+                groups, pool.map(_fill_group, range(len(groups)), chunksize=1), strict=True
+            ):
+                for i, result in zip(group, written, strict=True):
+                    results[i] = result
             pool.close()
         finally:
             pool.terminate()
             pool.join()
             _pending = None
+        return results
 
     return fill_all
 
 
-def _fill_group(index: int) -> None:
+def _fill_group(index: int) -> list[object]:
     assert _pending is not None
     inputs, files, groups = _pending
     try:
-        for i in groups[index]:
-            fill(*files[i])
+        return [fill(*files[i]) for i in groups[index]]
     finally:
         inputs.discard_scratch()  # this process's own scratch N-Triples, if it made one

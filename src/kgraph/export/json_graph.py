@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import BinaryIO
 
-from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Text, Value
+from kgraph.export.rdf import Subjects
+from kgraph.export.reuse import BlockFile
+from kgraph.graph import Date, KnowledgeGraph, Node, Text, Value
 
 
 def _plain(value: Value) -> object:
@@ -17,38 +17,47 @@ def _plain(value: Value) -> object:
     return value
 
 
-def write_json(
-    graph: KnowledgeGraph, base: str, out_edges: Mapping[str, Sequence[Edge]], out: BinaryIO
-) -> None:
+def write_json(graph: KnowledgeGraph, subjects: Subjects, out: BlockFile) -> None:
     """One node or edge a line: diffable, streamed, and written by json's C encoder (an
-    indented dump falls back to the pure-Python encoder, several times slower)."""
+    indented dump falls back to the pure-Python encoder, several times slower).
+
+    Nodes, then edges, each in the subjects' shared order, so each subject has a block in
+    both sections (empty where it has no node or no edge), which the next build may copy."""
+    out_edges = subjects.out_edges
     edge_count = sum(map(len, out_edges.values()))
-    header = {"base": base, "counts": dict(sorted(graph.counts().items())), "edgeCount": edge_count}
-    lines = ['{"directed": true, "multigraph": true, "graph": ' + _dump(header) + ',\n"nodes": [']
-    separator = "\n"
-    for node in graph.sorted_nodes():
-        lines.append(separator + _dump(_record(node, base)))
-        separator = ",\n"
-        if len(lines) >= 4096:
-            _flush(lines, out)
-    lines.append('\n],\n"edges": [')
-    separator = "\n"
+    header = {
+        "base": subjects.base,
+        "counts": dict(sorted(graph.counts().items())),
+        "edgeCount": edge_count,
+    }
+    out.write('{"directed": true, "multigraph": true, "graph": ' + _dump(header) + ',\n"nodes": [')
+    out.section("nodes")
+    for index, node_id in enumerate(subjects.ids):
+        if out.block(index) or (node := graph.nodes.get(node_id)) is None:
+            continue
+        out.write(("\n" if out.at_start else ",\n") + _dump(_record(node, subjects.base)))
+    out.end_section()
+    out.write('\n],\n"edges": [')
+    out.section("edges")
     # Edges are four strings each and there are millions: formatted from strings encoded
     # once per id, the same bytes `json.dumps` gives, in a fraction of its time.
     quoted: dict[str, str] = {}
-    for source in sorted(out_edges):
+    for index, source in enumerate(subjects.ids):
+        if out.block(index) or not (edges := out_edges.get(source)):
+            continue
         s = _quote(source)
-        for e in out_edges[source]:
+        lines = []
+        separator = "\n" if out.at_start else ",\n"
+        for e in edges:
             t = quoted.get(e.target) or quoted.setdefault(e.target, _quote(e.target))
             r = quoted.get(e.relation) or quoted.setdefault(e.relation, _quote(e.relation))
             lines.append(
                 f'{separator}{{"source": {s}, "target": {t}, "key": {r}, "relation": {r}}}'
             )
             separator = ",\n"
-        if len(lines) >= 4096:
-            _flush(lines, out)
-    lines.append("\n]}\n")
-    _flush(lines, out)
+        out.write("".join(lines))
+    out.end_section()
+    out.write("\n]}\n")
 
 
 def _record(node: Node, base: str) -> dict[str, object]:
@@ -64,11 +73,6 @@ def _record(node: Node, base: str) -> dict[str, object]:
     for name, values in grouped.items():
         record.setdefault(name, values[0] if len(values) == 1 else values)
     return record
-
-
-def _flush(lines: list[str], out: BinaryIO) -> None:
-    out.write("".join(lines).encode("utf-8"))
-    lines.clear()
 
 
 _dump = json.JSONEncoder(ensure_ascii=False).encode  # built once: dumps() builds one a call

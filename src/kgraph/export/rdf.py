@@ -11,13 +11,18 @@ million triples.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import os
+import re
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from io import BytesIO
 from pathlib import Path
-from typing import BinaryIO
 
 import pyoxigraph as ox
 import regex
 
+from kgraph.export.reuse import BlockFile, OldFile, read_range
 from kgraph.graph import Date, Edge, KnowledgeGraph, Text, Value
 from kgraph.iri import safe_iri
 from kgraph.vocab import (
@@ -36,38 +41,43 @@ XSD = NAMESPACES["xsd"]
 # datatype is "", else a literal's lexical form. Plain tuples sort as the N-Triples lines
 # should and cost a fraction of an object each; a 100k-entry graph has 12 million of them.
 Term = tuple[str, str, str, str]
-Block = tuple[str, list[Term]]  # a subject's IRI and its sorted triples
 
 
-def subject_blocks(
-    graph: KnowledgeGraph, base: str, out_edges: Mapping[str, Sequence[Edge]]
-) -> Iterator[Block]:
-    """Every subject with its triples, in sorted order: the order all RDF outputs share.
+class Subjects:
+    """Every subject of the graph in sorted order, the order all outputs share, and each
+    one's triples, made when asked: no export holds the whole triple list."""
 
-    Generated one subject at a time, so no export holds the whole triple list.
-    """
-    string = XSD + "string"
-    ids = graph.nodes.keys() | out_edges.keys()
-    types = {
-        kind: [(RDF_TYPE, class_iri(kind), "", "")]
-        for kind in {n.kind for n in graph.nodes.values()}
-    }
-    for kind, terms in types.items():
-        terms.extend((RDF_TYPE, extra, "", "") for extra in EXTRA_TYPES.get(kind, ()))
-    no_edges: Sequence[Edge] = ()
-    for node_id in sorted(ids):
-        node = graph.nodes.get(node_id)
+    def __init__(
+        self, graph: KnowledgeGraph, base: str, out_edges: Mapping[str, Sequence[Edge]]
+    ) -> None:
+        self.graph = graph
+        self.base = base
+        self.out_edges = out_edges
+        self.ids = sorted(graph.nodes.keys() | out_edges.keys())
+        self._types = {
+            kind: [(RDF_TYPE, class_iri(kind), "", "")]
+            + [(RDF_TYPE, extra, "", "") for extra in EXTRA_TYPES.get(kind, ())]
+            for kind in {n.kind for n in graph.nodes.values()}
+        }
+
+    def terms(self, node_id: str) -> list[Term]:
+        """The sorted triples of one subject."""
+        node = self.graph.nodes.get(node_id)
         if node is not None:
-            terms = [*types[node.kind], (RDFS_LABEL, node.label, string, "")]
+            terms = [*self._types[node.kind], (RDFS_LABEL, node.label, _STRING, "")]
             terms += [_literal(predicate(name), value) for name, value in node.attrs]
         else:
             terms = []
+        base = self.base
         terms += [
             (predicate(e.relation), base + e.target, "", "")
-            for e in out_edges.get(node_id, no_edges)
+            for e in self.out_edges.get(node_id, ())
         ]
         terms.sort()
-        yield base + node_id, terms
+        return terms
+
+
+_STRING = XSD + "string"
 
 
 def _literal(pred: str, value: Value) -> Term:
@@ -138,16 +148,27 @@ def ntriples_lines(subject: str, terms: Sequence[Term]) -> list[str]:
     return lines
 
 
-def write_ntriples(blocks: Iterable[Block], out: BinaryIO) -> int:
-    """Stream N-Triples; returns the length of the longest literal (see `write_turtle`)."""
+def write_ntriples(subjects: Subjects, out: BlockFile) -> None:
+    """Stream N-Triples, a block per subject; notes the longest literal (see `write_turtle`)."""
     longest = 0
-    with _Chunked(out) as chunks:
-        for subject, terms in blocks:
-            chunks.extend(ntriples_lines(subject, terms))
-            for _, obj, datatype, _ in terms:
-                if datatype and len(obj) > longest:
-                    longest = len(obj)
-    return longest
+    out.section(SUBJECTS)
+    base = subjects.base
+    for index, node_id in enumerate(subjects.ids):
+        if out.block(index):
+            continue
+        terms = subjects.terms(node_id)
+        out.write("".join(ntriples_lines(base + node_id, terms)))
+        for _, obj, datatype, _ in terms:
+            if datatype and len(obj) > longest:
+                longest = len(obj)
+    out.end_section()
+    if out.written.copied and out.old is not None:  # the copied blocks' literals were measured then
+        longest = max(longest, out.old.extra.get(LONGEST, 0))
+    out.written.extra[LONGEST] = longest
+
+
+SUBJECTS = "subjects"  # the one section of the RDF files: every subject's block
+LONGEST = "longest_literal"
 
 
 # pyoxigraph's parsers hold one token in a buffer of at most 16 MiB; a literal that could
@@ -155,21 +176,105 @@ def write_ntriples(blocks: Iterable[Block], out: BinaryIO) -> int:
 PARSER_TOKEN_LIMIT = 16 * 1024 * 1024
 
 
-def write_turtle(
-    ntriples: Path, longest_literal: int, blocks: Callable[[], Iterable[Block]], out: BinaryIO
-) -> None:
-    """Turtle by pyoxigraph, streamed from the N-Triples file (a million triples a second),
-    or from the blocks themselves when a literal is too long for its parser."""
+def write_turtle(ntriples: NTriples, subjects: Subjects, out: BlockFile) -> None:
+    """Turtle by pyoxigraph, converted from the N-Triples file (a million triples a second),
+    or from the subjects' triples when a literal is too long for its parser.
+
+    A subject's Turtle does not depend on its neighbours (given the prefixes), so when
+    blocks can be copied from the last build, only the runs of subjects between them are
+    converted, each from its own part of the new N-Triples file."""
+    old = out.old
+    too_long = 4 * ntriples.longest_literal >= PARSER_TOKEN_LIMIT
+    if old is not None and not too_long and SUBJECTS in old.offsets and subjects.ids:
+        _turtle_reusing(ntriples, subjects, old, out)
+        return
     parsed: Iterable[ox.Triple | ox.Quad]
-    if 4 * longest_literal >= PARSER_TOKEN_LIMIT:
-        parsed = _oxigraph_triples(blocks())
+    if too_long:
+        parsed = _oxigraph_triples(subjects)
     else:
-        parsed = ox.parse(path=str(ntriples), format=ox.RdfFormat.N_TRIPLES)
+        parsed = ox.parse(path=str(ntriples.path), format=ox.RdfFormat.N_TRIPLES)
     # No base_iri: pyoxigraph would also relativise the kg: namespace against it.
-    ox.serialize(parsed, out, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
+    ox.serialize(parsed, out.out, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
+    out.out.flush()
+    starts, size = _turtle_blocks_in(out.out.name)
+    out.wrote_directly(size)
+    if len(starts) == len(subjects.ids):  # always, unless a subject could not be told apart
+        out.written.offsets[SUBJECTS] = array("Q", [*starts, size])
 
 
-def _oxigraph_triples(blocks: Iterable[Block]) -> Iterator[ox.Triple]:
+@dataclass(frozen=True, slots=True)
+class NTriples:
+    """The N-Triples file just written, where each subject's block is, and its longest
+    literal: what Turtle is converted from."""
+
+    path: Path
+    offsets: Sequence[int]
+    longest_literal: int
+
+
+_SUBJECT_LINE = re.compile(rb"(?<=\n)<")
+
+
+def _turtle_blocks(text: bytes) -> list[int]:
+    """Where each subject starts in pyoxigraph's Turtle: the lines that open with an IRI
+    (the others are prefixes, or indented predicates; literals are written escaped)."""
+    return [m.start() for m in _SUBJECT_LINE.finditer(text)]
+
+
+def _turtle_blocks_in(path: str, chunk: int = 1 << 24) -> tuple[list[int], int]:
+    """`_turtle_blocks` of a file, read a chunk at a time; and the file's size."""
+    starts: list[int] = []
+    size = 0
+    with open(path, "rb") as handle:
+        previous = b"\n"  # the byte before the chunk: a line starts at the file's start
+        while data := handle.read(chunk):
+            starts += [size + m.start() - 1 for m in _SUBJECT_LINE.finditer(previous + data)]
+            size += len(data)
+            previous = data[-1:]
+    return starts, size
+
+
+RUN_LIMIT = 1 << 24  # bytes of N-Triples converted at once, when blocks are reused
+
+
+def _turtle_reusing(ntriples: NTriples, subjects: Subjects, old: OldFile, out: BlockFile) -> None:
+    out.raw(read_range(old.fd, 0, old.offsets[SUBJECTS][0]))  # the prefixes
+    out.section(SUBJECTS)
+    source = os.open(ntriples.path, os.O_RDONLY)
+    run: list[int] = []
+
+    def convert() -> None:
+        start, end = ntriples.offsets[run[0]], ntriples.offsets[run[-1] + 1]
+        converted = BytesIO()
+        parsed = ox.parse(read_range(source, start, end), format=ox.RdfFormat.N_TRIPLES)
+        ox.serialize(parsed, converted, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
+        text = converted.getvalue()
+        starts = _turtle_blocks(text)
+        if len(starts) != len(run):
+            raise RuntimeError(f"Turtle of {len(run)} subjects came out in {len(starts)} blocks")
+        for index, begin, finish in zip(run, starts, [*starts[1:], len(text)], strict=True):
+            out.block(index)
+            out.raw(text[begin:finish])
+        run.clear()
+
+    try:
+        for index in range(len(subjects.ids)):
+            if out.copyable(index) is None:
+                if run and ntriples.offsets[index] - ntriples.offsets[run[0]] > RUN_LIMIT:
+                    convert()
+                run.append(index)
+                continue
+            if run:
+                convert()
+            out.block(index)
+        if run:
+            convert()
+    finally:
+        os.close(source)
+    out.end_section()
+
+
+def _oxigraph_triples(subjects: Subjects) -> Iterator[ox.Triple]:
     iris: dict[str, ox.NamedNode] = {}
 
     def iri(value: str) -> ox.NamedNode:
@@ -177,8 +282,9 @@ def _oxigraph_triples(blocks: Iterable[Block]) -> Iterator[ox.Triple]:
             iris[value] = ox.NamedNode(value)
         return iris[value]
 
-    for subject, terms in blocks:
-        for pred, obj, datatype, lang in terms:
+    for node_id in subjects.ids:
+        subject = subjects.base + node_id
+        for pred, obj, datatype, lang in subjects.terms(node_id):
             term: ox.NamedNode | ox.Literal
             if not datatype:
                 term = iri(obj)
@@ -189,12 +295,13 @@ def _oxigraph_triples(blocks: Iterable[Block]) -> Iterator[ox.Triple]:
             yield ox.Triple(iri(subject), iri(pred), term)
 
 
-def write_jsonld(blocks: Iterable[Block], base: str, out: BinaryIO) -> None:
+def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
     """Compact JSON-LD, one subject a line: prefixed terms, ids relative to `@base`.
 
     Each line is written by json's C encoder (an indented document falls back to the
     pure-Python one, several times slower), and the file is never held whole.
     """
+    base = subjects.base
     context: dict[str, object] = {k: v for k, v in NAMESPACES.items()}
     context["@base"] = base
 
@@ -207,74 +314,34 @@ def write_jsonld(blocks: Iterable[Block], base: str, out: BinaryIO) -> None:
     # A relative id resolves against @base by RFC 3986, which drops a base's query or
     # fragment: "pr/1" against "https://x/kg#" is "https://x/pr/1". Such bases get full IRIs.
     shortens = base.endswith("/") and "?" not in base and "#" not in base
-
-    def relative(iri: str) -> str:
-        return iri[len(base) :] if shortens and iri.startswith(base) else iri
-
-    string = XSD + "string"
     names: dict[str, str] = {}  # predicate, class and datatype IRIs, compacted once
     cut = len(base)
-    with _Chunked(out) as chunks:
-        chunks.append('{"@context": ' + _dump(context) + ',\n"@graph": [')
-        separator = "\n"
-        for subject, terms in blocks:
-            node: dict[str, object] = {"@id": relative(subject)}
-            for pred, obj, datatype, lang in terms:
-                if pred == RDF_TYPE:
-                    kind = names.get(obj) or names.setdefault(obj, compact(obj))
-                    node.setdefault("@type", []).append(kind)  # type: ignore[attr-defined]
-                    continue
-                value: object
-                if not datatype:
-                    value = {"@id": obj[cut:] if shortens and obj.startswith(base) else obj}
-                elif lang:
-                    value = {"@value": obj, "@language": lang}
-                elif datatype == string:
-                    value = obj
-                else:
-                    value = {"@value": obj, "@type": names.get(datatype) or compact(datatype)}
-                key = names.get(pred) or names.setdefault(pred, compact(pred))
-                node.setdefault(key, []).append(value)  # type: ignore[attr-defined]
-            chunks.append(separator + _dump(node))
-            separator = ",\n"
-        chunks.append("\n]}\n")
+    out.write('{"@context": ' + _dump(context) + ',\n"@graph": [')
+    out.section(SUBJECTS)
+    for index, node_id in enumerate(subjects.ids):
+        if out.block(index):
+            continue
+        node: dict[str, object] = {"@id": node_id if shortens else base + node_id}
+        for pred, obj, datatype, lang in subjects.terms(node_id):
+            if pred == RDF_TYPE:
+                kind = names.get(obj) or names.setdefault(obj, compact(obj))
+                node.setdefault("@type", []).append(kind)  # type: ignore[attr-defined]
+                continue
+            value: object
+            if not datatype:
+                value = {"@id": obj[cut:] if shortens and obj.startswith(base) else obj}
+            elif lang:
+                value = {"@value": obj, "@language": lang}
+            elif datatype == _STRING:
+                value = obj
+            else:
+                value = {"@value": obj, "@type": names.get(datatype) or compact(datatype)}
+            key = names.get(pred) or names.setdefault(pred, compact(pred))
+            node.setdefault(key, []).append(value)  # type: ignore[attr-defined]
+        out.write(("\n" if out.at_start else ",\n") + _dump(node))
+    out.end_section()
+    out.write("\n]}\n")
 
 
 # Built once: json.dumps with options builds an encoder at every call.
 _dump = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
-
-
-class _Chunked:
-    """Text lines gathered and written as UTF-8 in large chunks: one `write` per line
-    would cost more than building the line."""
-
-    LIMIT = 1 << 20
-
-    def __init__(self, out: BinaryIO) -> None:
-        self.out = out
-        self.parts: list[str] = []
-        self.size = 0
-
-    def append(self, text: str) -> None:
-        self.parts.append(text)
-        self.size += len(text)
-        if self.size >= self.LIMIT:
-            self.flush()
-
-    def extend(self, texts: Sequence[str]) -> None:
-        self.parts.extend(texts)
-        self.size += sum(map(len, texts))
-        if self.size >= self.LIMIT:
-            self.flush()
-
-    def flush(self) -> None:
-        self.out.write("".join(self.parts).encode("utf-8"))
-        self.parts.clear()
-        self.size = 0
-
-    def __enter__(self) -> _Chunked:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if exc[0] is None:
-            self.flush()

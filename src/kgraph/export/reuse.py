@@ -1,0 +1,384 @@
+"""Reusing the last build's output files, subject by subject.
+
+A daily build adds a digest to thousands: the linker runs again, but almost every subject
+comes out with the same triples as yesterday, and writing them was most of the time left
+(14 million triples at 100k entries). So each output file is written as one block of
+bytes per subject, in the sorted order every format shares, and `OUT/.kgraph/output/`
+keeps, beside the outputs, a fingerprint of each subject (a hash of its node and its
+edges) and where each block starts in each file. The next build into the same folder
+copies the block of every subject whose fingerprint has not changed from the old file,
+and serialises only the others.
+
+A copied block is the bytes a fresh write would give: every format writes a subject
+without looking at its neighbours, apart from the separator before it, and a block is
+never copied into or out of the first place of its section. The index is keyed by
+kgraph's version, the export code and the base IRI, and each old file by its size,
+modification time and inode; anything that does not match is ignored, never an error.
+`tests/test_incremental.py` compares every reused output with a clean build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import json.encoder
+import os
+import sys
+from array import array
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import BinaryIO
+
+import kgraph
+from kgraph.atomic import write_all_atomic
+from kgraph.graph import Date, Edge, KnowledgeGraph, Text
+
+FOLDER = Path(".kgraph") / "output"
+INDEX = "index.json"
+FINGERPRINTS = "fingerprints.bin"
+SIZE = 16  # bytes of a fingerprint
+
+# The code the bytes of a subject's block depend on, besides the graph.
+EXPORT_CODE = (
+    "export/rdf.py",
+    "export/json_graph.py",
+    "export/reuse.py",
+    "graph.py",
+    "iri.py",
+    "vocab.py",
+)
+
+
+@cache
+def index_key(base: str) -> str:
+    root = Path(kgraph.__file__).parent
+    digest = hashlib.sha256(f"{kgraph.__version__}\0{sys.byteorder}\0{base}\0".encode())
+    for name in EXPORT_CODE:
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def fingerprints(
+    graph: KnowledgeGraph, ids: Sequence[str], out_edges: Mapping[str, Sequence[Edge]]
+) -> list[bytes]:
+    """One hash per subject of everything its blocks are made of, in the order of `ids`.
+
+    The node and edges are written out as JSON by its C encoder, which keeps strings
+    apart and types distinct and depends on values only (pickle and marshal also depend on
+    which strings are the same object, which differs between a clean and a cached build).
+    """
+    nodes = graph.nodes
+    blake2b = hashlib.blake2b
+    return [
+        blake2b(
+            _encode((node_id, nodes.get(node_id), out_edges.get(node_id))).encode(
+                "utf-8", "surrogatepass"
+            ),
+            digest_size=SIZE,
+        ).digest()
+        for node_id in ids
+    ]
+
+
+def _typed(value: object) -> object:
+    if isinstance(value, Text):
+        return ["t", value.lang, value.text]
+    if isinstance(value, Date):
+        return ["d", value.iso]
+    raise TypeError(f"no fingerprint for {type(value).__name__}")
+
+
+def _encoder() -> Callable[[object], str]:
+    """Nodes and edges are named tuples, which JSON writes as arrays; attribute values are
+    str, int and bool (which JSON keeps apart) or Text and Date (tagged arrays, unlike any
+    str). `JSONEncoder.encode` makes a C encoder at each call, which is half the time of
+    a subject's fingerprint: the C encoder is made once where Python has one."""
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:
+        return json.JSONEncoder(ensure_ascii=False, check_circular=False, default=_typed).encode
+    chunks = c_make_encoder(
+        None, _typed, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
+    )
+    return lambda value: "".join(chunks(value, 0))
+
+
+_encode = _encoder()
+
+
+@dataclass(frozen=True)
+class OldFile:
+    """One output of the last build, kept open, with where each subject's block was."""
+
+    fd: int
+    offsets: Mapping[str, array]  # per section: N+1 positions for the last build's N subjects
+    extra: Mapping[str, int]  # what the writer noted, e.g. the longest literal
+
+
+@dataclass
+class Previous:
+    """The last build's index: which old subject each fingerprint was, and its files."""
+
+    where: dict[bytes, int]
+    files: dict[str, OldFile]
+
+    def file(self, filename: str) -> OldFile | None:
+        return self.files.get(filename)
+
+    def matches(self, fingerprints: Sequence[bytes]) -> array:
+        """For each new subject, the index of the old one with the same fingerprint, or -1."""
+        where = self.where
+        return array("q", [where.get(fp, -1) for fp in fingerprints])
+
+
+def load(out_dir: Path, base: str) -> Previous | None:
+    """The last build's index, or None when there is none that these outputs can trust."""
+    folder = out_dir / FOLDER
+    try:
+        index = json.loads((folder / INDEX).read_text("utf-8"))
+        if not isinstance(index, dict) or index.get("key") != index_key(base):
+            return None
+        blob = _checked(folder, index["sha256"])
+        raw = blob(FINGERPRINTS)
+        count = len(raw) // SIZE
+        if len(raw) != count * SIZE or count != index["subjects"]:
+            return None
+        where = {raw[i : i + SIZE]: i // SIZE for i in range(0, len(raw), SIZE)}
+        files = {}
+        for filename, meta in index["files"].items():
+            try:
+                old = _old_file(out_dir, blob, filename, meta, count)
+            except (OSError, ValueError, KeyError, TypeError, IndexError):
+                continue  # this file is written afresh; the others may still be copied from
+            if old is not None:
+                files[filename] = old
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return Previous(where, files) if files else None
+
+
+def _checked(folder: Path, hashes: dict[str, str]) -> Callable[[str], bytes]:
+    """A reader of the index's files that fails unless a file has the hash noted for it:
+    a damaged or half-copied `.kgraph` folder is not read as positions."""
+
+    def read(name: str) -> bytes:
+        if Path(name).name != name or name not in hashes:
+            raise ValueError(f"not in the index: {name}")
+        data = (folder / name).read_bytes()
+        if hashlib.sha256(data).hexdigest() != hashes[name]:
+            raise ValueError(f"changed since it was written: {name}")
+        return data
+
+    return read
+
+
+def _old_file(
+    out_dir: Path, blob: Callable[[str], bytes], filename: str, meta: dict, count: int
+) -> OldFile | None:
+    if Path(filename).name != filename:
+        return None
+    offsets = {}
+    for section in meta["sections"]:
+        positions = array("Q")
+        positions.frombytes(blob(f"{filename}.{section}.offsets"))
+        if len(positions) != count + 1 or positions[-1] > meta["stat"][0]:
+            return None
+        offsets[section] = positions
+    path = out_dir / filename
+    # Kept open for the build: the new file replaces this one by name, not this inode.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    stat = os.fstat(fd)
+    if [stat.st_size, stat.st_mtime_ns, stat.st_ino] != meta["stat"]:
+        os.close(fd)
+        return None  # rewritten or edited since: its blocks are not where the index says
+    return OldFile(fd, offsets, meta.get("extra", {}))
+
+
+def read_range(fd: int, start: int, end: int) -> bytes:
+    data = os.pread(fd, end - start, start)
+    if len(data) != end - start:
+        raise OSError(f"a file kgraph is reading was cut short (at {start + len(data)})")
+    return data
+
+
+def copy_range(source: int, start: int, end: int, out: BinaryIO) -> None:
+    """Copy bytes from one file to the end of another, in the kernel where it can."""
+    out.flush()
+    target = out.fileno()
+    try:
+        while start < end:
+            done = os.copy_file_range(source, target, end - start, start)
+            if done <= 0:
+                raise OSError("copy_file_range copied nothing")
+            start += done
+    except (AttributeError, OSError):  # not on this system or between these file systems
+        while start < end:
+            step = min(end, start + (16 << 20))
+            os.write(target, read_range(source, start, step))
+            start = step
+    out.seek(0, os.SEEK_END)  # the buffered writer's idea of its position, made true
+
+
+@dataclass
+class Written:
+    """What a writer reports of the file it wrote: each section's block positions."""
+
+    offsets: dict[str, array] = field(default_factory=dict)
+    extra: dict[str, int] = field(default_factory=dict)
+    size: int = 0  # bytes
+    copied: int = 0  # bytes copied from the last build's file
+
+
+class BlockFile:
+    """An output file written as blocks, one per subject and section, that copies a block
+    from the old file when the subject's fingerprint is unchanged, and notes where each
+    block starts. Text is encoded and written in large chunks, and neighbouring copies are
+    joined into one."""
+
+    LIMIT = 1 << 20
+
+    def __init__(
+        self,
+        out: BinaryIO,
+        old: OldFile | None = None,
+        matches: Sequence[int] = (),  # `Previous.matches`
+        separated: bool = False,
+    ) -> None:
+        self.out = out
+        self.separated = separated  # a block starts with a separator its place decides
+        self.matches = matches
+        self.old = old
+        self.position = 0
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.pending: tuple[int, int] | None = None  # an old range still to copy
+        self.written = Written()
+        self._section: array | None = None
+        self._old_section: array | None = None
+
+    def write(self, text: str) -> None:
+        self.raw(text.encode("utf-8"))
+
+    def raw(self, data: bytes) -> None:
+        if self.pending is not None:
+            self._copy_pending()
+        self.parts.append(data)
+        self.size += len(data)
+        self.position += len(data)
+        if self.size >= self.LIMIT:
+            self.flush()
+
+    def section(self, name: str) -> None:
+        """Start a section: a run of blocks, one per subject, in the shared order."""
+        self._section = self.written.offsets[name] = array("Q")
+        self._old_section = self.old.offsets.get(name) if self.old is not None else None
+
+    def wrote_directly(self, size: int) -> None:
+        """The writer wrote `size` bytes to `out` itself, before anything else."""
+        assert self.position == 0 and not self.parts
+        self.position = size
+
+    @property
+    def at_start(self) -> bool:
+        """Nothing was written in this section yet: the next block is its first."""
+        return self._section is not None and self.position == self._section[0]
+
+    def copyable(self, index: int) -> tuple[int, int] | None:
+        """Where subject `index`'s unchanged block is in the old file, if it can be copied."""
+        old = self._old_section
+        if old is None or (self.separated and self.at_start):
+            return None  # nothing to copy from, or the section's first block
+        at = self.matches[index]
+        if at < 0:
+            return None
+        start, end = old[at], old[at + 1]
+        if start == end or (self.separated and start == old[0]):
+            return None  # no block there, or one with a first block's separator
+        return start, end
+
+    def block(self, index: int) -> bool:
+        """Start the block of subject `index`; True when it was copied from the old file,
+        and the writer has nothing to add."""
+        assert self._section is not None
+        self._section.append(self.position)
+        found = self.copyable(index)
+        if found is None:
+            return False
+        start, end = found
+        if self.pending is not None and self.pending[1] == start:
+            self.pending = (self.pending[0], end)
+        else:
+            if self.pending is not None:
+                self._copy_pending()
+            self.pending = (start, end)
+        self.position += end - start
+        self.written.copied += end - start
+        return True
+
+    def end_section(self) -> None:
+        assert self._section is not None
+        self._section.append(self.position)
+        self._section = self._old_section = None
+
+    def _copy_pending(self) -> None:
+        assert self.pending is not None and self.old is not None
+        start, end = self.pending
+        self.pending = None
+        self.flush()
+        copy_range(self.old.fd, start, end, self.out)
+
+    def flush(self) -> None:
+        if self.parts:
+            self.out.write(b"".join(self.parts))
+            self.parts.clear()
+            self.size = 0
+
+    def close(self) -> Written:
+        if self.pending is not None:
+            self._copy_pending()
+        self.flush()
+        self.written.size = self.position
+        return self.written
+
+
+def save(
+    out_dir: Path,
+    base: str,
+    fingerprints: Sequence[bytes],
+    written: Iterable[tuple[str, Written]],
+) -> None:
+    """Index the outputs just put in place. The old index goes first, so a build stopped
+    half-way through saving leaves none rather than one that points into other files."""
+    folder = out_dir / FOLDER
+    (folder / INDEX).unlink(missing_ok=True)
+    files: dict[str, object] = {}
+    blobs: list[tuple[Path, bytes]] = [(folder / FINGERPRINTS, b"".join(fingerprints))]
+    for filename, result in written:
+        stat = os.stat(out_dir / filename)
+        files[filename] = {
+            "stat": [stat.st_size, stat.st_mtime_ns, stat.st_ino],
+            "sections": sorted(result.offsets),
+            "extra": result.extra,
+        }
+        for section, positions in result.offsets.items():
+            blobs.append((folder / f"{filename}.{section}.offsets", positions.tobytes()))
+    for stale in folder.glob("*.offsets") if folder.is_dir() else ():
+        if stale not in {path for path, _ in blobs}:
+            stale.unlink()
+    write_all_atomic([(path, _writer(data)) for path, data in blobs])
+    index = {
+        "key": index_key(base),
+        "subjects": len(fingerprints),
+        "files": files,
+        "sha256": {path.name: hashlib.sha256(data).hexdigest() for path, data in blobs},
+    }
+    write_all_atomic([(folder / INDEX, _writer(json.dumps(index, sort_keys=True).encode()))])
+
+
+def _writer(data: bytes) -> Callable[[BinaryIO], object]:
+    return lambda out: out.write(data)
+
+
+def discard(out_dir: Path) -> None:
+    (out_dir / FOLDER / INDEX).unlink(missing_ok=True)

@@ -1,0 +1,204 @@
+"""Output reuse: a rebuild copies the blocks of unchanged subjects from the last build's
+files, and every output stays the bytes a clean build writes."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from bench.generate import generate
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import SEEDS
+from conftest import build as _build
+from kgraph.export import EXPORTERS, ExportInput, export_all, reuse
+from kgraph.graph import Date, KnowledgeGraph, Node, Text
+
+DATA = [e for e in EXPORTERS if e.name != "html"]
+OUTPUTS = [e.filename for e in DATA]
+ONLY = [arg for e in DATA for arg in ("--only", e.name)]
+SEED_DIGEST = "000_0a3d3bb7afca9fae.txt"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus") / "digests"
+    generate(folder, 300, seed=5)
+    return folder
+
+
+def build(inputs: list[Path], out: Path, *extra: str) -> str:
+    code, stdout, stderr = _build([str(i) for i in inputs], out, *ONLY, *extra)
+    assert code == 0, stderr
+    return stdout
+
+
+def copied(stdout: str) -> float:
+    """The share of the output copied, from the summary line (0 when it says nothing)."""
+    found = re.search(r"; (\d+)% of the output copied", stdout)
+    return int(found.group(1)) / 100 if found else 0.0
+
+
+def same_as_clean(inputs: list[Path], out: Path, tmp_path: Path, *extra: str) -> None:
+    clean = tmp_path / "clean"
+    shutil.rmtree(clean, ignore_errors=True)
+    build(inputs, clean, "--no-cache", *extra)
+    for name in OUTPUTS:
+        assert (out / name).read_bytes() == (clean / name).read_bytes(), name
+
+
+def test_reuse_unchanged_rebuild_copies_almost_everything(corpus, tmp_path) -> None:
+    out = tmp_path / "out"
+    assert copied(build([corpus], out)) == 0  # nothing to copy from yet
+    again = build([corpus], out)
+    assert copied(again) >= 0.97  # all but each section's first block
+    same_as_clean([corpus], out, tmp_path)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_reuse_added_digest_copies_the_rest(corpus, tmp_path, jobs) -> None:
+    out = tmp_path / "out"
+    build([corpus], out, "-j", jobs)
+    added = [corpus, SEEDS / SEED_DIGEST]
+    stdout = build(added, out, "-j", jobs)
+    assert 0.5 < copied(stdout) < 1  # most subjects unchanged; the new ones written
+    same_as_clean(added, out, tmp_path)
+
+
+def test_reuse_removed_digest_and_changed_links(corpus, tmp_path) -> None:
+    inputs = tmp_path / "digests"
+    shutil.copytree(corpus, inputs)
+    out = tmp_path / "out"
+    build([inputs], out)
+    for digest in sorted(inputs.rglob("*.txt"))[:3]:
+        digest.unlink()
+    assert copied(build([inputs], out)) > 0.5
+    same_as_clean([inputs], out, tmp_path)
+
+
+def test_reuse_ignores_an_output_edited_since(corpus, tmp_path) -> None:
+    out = tmp_path / "out"
+    build([corpus], out)
+    nt = out / "graph.nt"
+    text = nt.read_bytes()
+    nt.write_bytes(text.replace(b"<https://", b"<http://", 1) + b"\n")  # same blocks, moved
+    build([corpus], out)
+    same_as_clean([corpus], out, tmp_path)
+    os.utime(out / "graph.json", ns=(0, 0))  # touched: its size is right but its time not
+    build([corpus], out)
+    same_as_clean([corpus], out, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "index.json",
+        "fingerprints.bin",
+        "graph.nt.subjects.offsets",
+        "graph.json.nodes.offsets",
+        "graph.ttl.subjects.offsets",
+    ],
+)
+def test_reuse_damaged_index_is_ignored(corpus, tmp_path, damage) -> None:
+    out = tmp_path / "out"
+    build([corpus], out)
+    path = out / reuse.FOLDER / damage
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40  # one bit: the same length, other positions
+    path.write_bytes(bytes(data))
+    stdout = build([corpus], out)
+    if damage == "index.json" or damage == "fingerprints.bin":
+        assert copied(stdout) == 0
+    else:
+        assert 0 < copied(stdout) < 0.9  # the other files were still copied from
+    same_as_clean([corpus], out, tmp_path)
+    assert copied(build([corpus], out)) >= 0.97  # and the index is whole again
+
+
+def test_reuse_other_base_iri_writes_afresh(corpus, tmp_path) -> None:
+    out = tmp_path / "out"
+    build([corpus], out)
+    stdout = build([corpus], out, "--base", "https://example.org/kg/")
+    assert copied(stdout) == 0
+    same_as_clean([corpus], out, tmp_path, "--base", "https://example.org/kg/")
+
+
+def test_reuse_no_cache_neither_reads_nor_writes_the_index(corpus, tmp_path) -> None:
+    out = tmp_path / "out"
+    build([corpus], out, "--no-cache")
+    assert not (out / reuse.FOLDER).exists()
+    build([corpus], out)
+    assert copied(build([corpus], out, "--no-cache")) == 0
+
+
+def test_reuse_copy_without_copy_file_range(corpus, tmp_path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    build([corpus], out)
+
+    def unsupported(*args: object) -> int:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "copy_file_range", unsupported)
+    assert copied(build([corpus], out)) >= 0.97
+    same_as_clean([corpus], out, tmp_path)
+
+
+# --- any graph and any change: the copied file is the clean file -------------------------------
+
+IDS = [f"{kind}/{i}" for kind in ("a", "pr", "z") for i in range(4)]
+VALUES = st.one_of(
+    st.text(max_size=8),
+    st.integers(-3, 3),
+    st.booleans(),
+    st.builds(Text, st.text(max_size=5), st.sampled_from(["en", "zh"])),
+    st.builds(Date, st.sampled_from(["2024-01-01", "2025-06-30"])),
+)
+NODES = st.dictionaries(
+    st.sampled_from(IDS),
+    st.tuples(
+        st.sampled_from(["PullRequest", "SourceFile", "Mention"]),
+        st.text(max_size=6),
+        st.lists(st.tuples(st.sampled_from(["title", "line", "surface"]), VALUES), max_size=3),
+    ),
+    max_size=len(IDS),
+)
+EDGES = st.lists(
+    st.tuples(
+        st.sampled_from(IDS), st.sampled_from(["touchesFile", "denotes"]), st.sampled_from(IDS)
+    ),
+    max_size=12,
+)
+
+
+def _graph(nodes: dict, edges: list) -> KnowledgeGraph:
+    graph = KnowledgeGraph()
+    for node_id, (kind, label, attrs) in sorted(nodes.items()):
+        graph.add(Node(node_id, kind, label, tuple(attrs)))
+    for source, relation, target in edges:
+        graph.link(source, relation, target)
+    return graph
+
+
+def _export(graph: KnowledgeGraph, out: Path, previous: reuse.Previous | None) -> None:
+    base = "https://example.org/id/"
+    export_all(ExportInput(graph, base, previous=previous, keep_index=True), out, DATA)
+
+
+@settings(max_examples=60, deadline=None)
+@given(NODES, EDGES, NODES, EDGES)
+def test_reuse_any_change_gives_the_clean_bytes(tmp_path_factory, old_n, old_e, new_n, new_e):
+    """Old and new graphs share ids, so blocks are copied, moved, dropped and inserted
+    around them, including the first of each section."""
+    folder = tmp_path_factory.mktemp("reuse")
+    new_n = {**old_n, **new_n} if len(new_n) % 2 else new_n  # often, mostly the same nodes
+    new_e = old_e[: len(old_e) // 2] + new_e
+    _export(_graph(old_n, old_e), folder / "out", None)
+    previous = reuse.load(folder / "out", "https://example.org/id/")
+    _export(_graph(new_n, new_e), folder / "out", previous)
+    _export(_graph(new_n, new_e), folder / "clean", None)
+    for name in OUTPUTS:
+        assert (folder / "out" / name).read_bytes() == (folder / "clean" / name).read_bytes()
