@@ -39,8 +39,8 @@ def build(inputs: list[Path], out: Path, *extra: str) -> str:
 
 def copied(stdout: str) -> float:
     """The share of the output copied, from the summary line (0 when it says nothing)."""
-    found = re.search(r"; (\d+)% of the output copied", stdout)
-    return int(found.group(1)) / 100 if found else 0.0
+    found = re.search(r"; ([\d.]+)% of the output copied", stdout)
+    return float(found.group(1)) / 100 if found else 0.0
 
 
 def same_as_clean(inputs: list[Path], out: Path, tmp_path: Path, *extra: str) -> None:

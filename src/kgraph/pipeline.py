@@ -82,11 +82,16 @@ class BuildResult:
                 if self.cached_digests or self.removed_digests
                 else ""
             )
-            + (f"; {self.copied:.0%} of the output copied" if self.copied else "")
+            + (f"; {_share(self.copied)} of the output copied" if self.copied else "")
             + ")"
             + "".join(f"; {s.summary()}" for s in self.sources)
             + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
         )
+
+
+def _share(fraction: float) -> str:
+    """A percentage that reads 100% only when it is: 99.96% of the output copied is not all."""
+    return f"{fraction:.0%}" if fraction == 1 or fraction < 0.99 else f"{min(fraction, 0.999):.1%}"
 
 
 def _resolution_counts(graph: KnowledgeGraph) -> str:
