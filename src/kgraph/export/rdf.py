@@ -185,7 +185,12 @@ def write_turtle(ntriples: NTriples, subjects: Subjects, out: BlockFile) -> None
     converted, each from its own part of the new N-Triples file."""
     old = out.old
     too_long = 4 * ntriples.longest_literal >= PARSER_TOKEN_LIMIT
-    if old is not None and not too_long and SUBJECTS in old.offsets and subjects.ids:
+    if (
+        old is not None
+        and not too_long
+        and len(old.offsets.get(SUBJECTS, ())) > 1  # an empty graph's Turtle has no prefixes
+        and subjects.ids
+    ):
         _turtle_reusing(ntriples, subjects, old, out)
         return
     parsed: Iterable[ox.Triple | ox.Quad]

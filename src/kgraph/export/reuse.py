@@ -256,6 +256,7 @@ class BlockFile:
         self.written = Written()
         self._section: array | None = None
         self._old_section: array | None = None
+        self._copied_until = 0
 
     def write(self, text: str) -> None:
         self.raw(text.encode("utf-8"))
@@ -273,6 +274,7 @@ class BlockFile:
         """Start a section: a run of blocks, one per subject, in the shared order."""
         self._section = self.written.offsets[name] = array("Q")
         self._old_section = self.old.offsets.get(name) if self.old is not None else None
+        self._copied_until = 0  # subjects before this one were copied with an earlier one
 
     def wrote_directly(self, size: int) -> None:
         """The writer wrote `size` bytes to `out` itself, before anything else."""
@@ -299,13 +301,29 @@ class BlockFile:
 
     def block(self, index: int) -> bool:
         """Start the block of subject `index`; True when it was copied from the old file,
-        and the writer has nothing to add."""
-        assert self._section is not None
-        self._section.append(self.position)
+        and the writer has nothing to add.
+
+        A copied block takes along the blocks after it that followed it in the old file
+        too (most of them, on a daily rebuild): they are copied in the same range, and
+        their calls return at once."""
+        if index < self._copied_until:
+            return True
+        section = self._section
+        assert section is not None
+        section.append(self.position)
         found = self.copyable(index)
         if found is None:
             return False
-        start, end = found
+        start, at = found[0], self.matches[index]
+        matches, old = self.matches, self._old_section
+        assert old is not None
+        following = index + 1
+        while following < len(matches) and matches[following] == at + following - index:
+            following += 1
+        end = old[at + following - index]
+        shift = self.position - start
+        section.extend([position + shift for position in old[at + 1 : at + following - index]])
+        self._copied_until = following
         if self.pending is not None and self.pending[1] == start:
             self.pending = (self.pending[0], end)
         else:
