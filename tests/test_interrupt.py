@@ -9,6 +9,7 @@ SIGKILL (which nothing can catch): each output is the previous or the new file, 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -133,3 +134,22 @@ def test_interrupt_python_m_kgraph_is_the_same_command(tmp_path) -> None:
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout == "" and (tmp_path / "graph.ttl").exists()
+
+
+def test_interrupt_finished_build_exits_at_once_with_its_code_and_output(tmp_path) -> None:
+    """The console script ends a finished build without freeing the graph (os._exit): what
+    it printed must still reach a pipe, and its exit code must stay the build's."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"title": "One", "summary": "Fine."}\n{"title": \n', "utf-8")
+    for inputs, code in (([str(EXAMPLES)], 0), ([str(EXAMPLES), str(bad)], 1)):
+        run = subprocess.run(
+            [sys.executable, "-m", "kgraph", "build", *inputs, "-o", str(tmp_path / "out")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode == code, run.stderr
+        assert re.fullmatch(r"\d+ digests, .* in [\d.]+s \(.*\)\n", run.stdout), run.stdout
+        if code:
+            assert "bad.jsonl:2: error: invalid JSON" in run.stderr
+            assert run.stderr.endswith("1 entries skipped\n")

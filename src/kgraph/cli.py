@@ -28,7 +28,7 @@ from kgraph.export import EXPORTERS, exporter_named
 from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
 from kgraph.export.subgraph import FocusError
 from kgraph.ingest import FORMATS
-from kgraph.interrupt import Interrupted
+from kgraph.interrupt import BuildFinished, Interrupted
 from kgraph.iri import is_absolute_iri
 from kgraph.link import DEFAULT_SHARE_LIMIT, LinkOptions
 from kgraph.pipeline import BuildOptions, run
@@ -206,7 +206,7 @@ def build(
         except OSError as err:
             click.echo(f"{report_path}:0: error: cannot write the report: {err.strerror}", err=True)
             code = EXIT_UNTRUSTED
-    sys.exit(code)
+    raise BuildFinished(code)
 
 
 @cli.command()

@@ -44,6 +44,14 @@ class Interrupted(BaseException):
         return f"kgraph: interrupted by {name}; no output file was left half-written"
 
 
+class BuildFinished(SystemExit):
+    """`kgraph build` has written and reported everything: the console script may end the
+    process at once, without freeing the graph (`kgraph.__main__`). Anything else that
+    catches it, click's test runner included, sees a plain `SystemExit` with the code."""
+
+    code: int
+
+
 def raise_on_signals() -> None:
     """From now on SIGINT and SIGTERM raise `Interrupted` (once: a second one kills)."""
     for signum in SIGNALS:
