@@ -45,18 +45,25 @@ class ExportInput:
         return rdf.Subjects(self.graph, self.base, self.out_edges)
 
     @cached_property
-    def fingerprints(self) -> list[bytes]:
+    def fingerprints(self) -> bytes:
         if self.previous is None and not self.keep_index:
-            return []
+            return b""
         return reuse.fingerprints(self.graph, self.subjects.ids, self.out_edges)
 
     @cached_property
-    def matches(self) -> Sequence[int]:
-        return self.previous.matches(self.fingerprints) if self.previous is not None else ()
+    def matches(self) -> tuple[Sequence[int], Sequence[int]]:
+        """Each subject's old index (-1 for none), and where its run of copyable subjects
+        ends; the last build's fingerprints are dropped once matched."""
+        if self.previous is None:
+            return (), ()
+        matches = self.previous.matches(self.fingerprints)
+        self.previous.where.clear()
+        return matches, reuse.run_ends(matches)
 
     def block_file(self, out: BinaryIO, filename: str, separated: bool) -> reuse.BlockFile:
         old = self.previous.file(filename) if self.previous is not None else None
-        return reuse.BlockFile(out, old, self.matches if old else (), separated)
+        matches, run_ends = self.matches if old else ((), ())
+        return reuse.BlockFile(out, old, matches, run_ends, separated)
 
     def ntriples(self) -> rdf.NTriples:
         """The N-Triples file Turtle is converted from: the N-Triples output being written,

@@ -32,8 +32,9 @@ def write_json(graph: KnowledgeGraph, subjects: Subjects, out: BlockFile) -> Non
     }
     out.write('{"directed": true, "multigraph": true, "graph": ' + _dump(header) + ',\n"nodes": [')
     out.section("nodes")
-    for index, node_id in enumerate(subjects.ids):
-        if out.block(index) or (node := graph.nodes.get(node_id)) is None:
+    ids = subjects.ids
+    for index in out.fresh(len(ids)):
+        if (node := graph.nodes.get(ids[index])) is None:
             continue
         out.write(("\n" if out.at_start else ",\n") + _dump(_record(node, subjects.base)))
     out.end_section()
@@ -42,8 +43,9 @@ def write_json(graph: KnowledgeGraph, subjects: Subjects, out: BlockFile) -> Non
     # Edges are four strings each and there are millions: formatted from strings encoded
     # once per id, the same bytes `json.dumps` gives, in a fraction of its time.
     quoted: dict[str, str] = {}
-    for index, source in enumerate(subjects.ids):
-        if out.block(index) or not (edges := out_edges.get(source)):
+    for index in out.fresh(len(ids)):
+        source = ids[index]
+        if not (edges := out_edges.get(source)):
             continue
         s = _quote(source)
         lines = []

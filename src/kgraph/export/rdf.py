@@ -152,10 +152,9 @@ def write_ntriples(subjects: Subjects, out: BlockFile) -> None:
     """Stream N-Triples, a block per subject; notes the longest literal (see `write_turtle`)."""
     longest = 0
     out.section(SUBJECTS)
-    base = subjects.base
-    for index, node_id in enumerate(subjects.ids):
-        if out.block(index):
-            continue
+    base, ids = subjects.base, subjects.ids
+    for index in out.fresh(len(ids)):
+        node_id = ids[index]
         terms = subjects.terms(node_id)
         out.write("".join(ntriples_lines(base + node_id, terms)))
         for _, obj, datatype, _ in terms:
@@ -201,10 +200,10 @@ def write_turtle(ntriples: NTriples, subjects: Subjects, out: BlockFile) -> None
     # No base_iri: pyoxigraph would also relativise the kg: namespace against it.
     ox.serialize(parsed, out.out, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
     out.out.flush()
-    starts, size = _turtle_blocks_in(out.out.name)
-    out.wrote_directly(size)
-    if len(starts) == len(subjects.ids):  # always, unless a subject could not be told apart
-        out.written.offsets[SUBJECTS] = array("Q", [*starts, size])
+    starts = _turtle_blocks_in(out.out.name)
+    out.wrote_directly(starts[-1])
+    if len(starts) == len(subjects.ids) + 1:  # always, unless a subject was not told apart
+        out.written.offsets[SUBJECTS] = starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,17 +225,18 @@ def _turtle_blocks(text: bytes) -> list[int]:
     return [m.start() for m in _SUBJECT_LINE.finditer(text)]
 
 
-def _turtle_blocks_in(path: str, chunk: int = 1 << 24) -> tuple[list[int], int]:
-    """`_turtle_blocks` of a file, read a chunk at a time; and the file's size."""
-    starts: list[int] = []
+def _turtle_blocks_in(path: str, chunk: int = 1 << 24) -> array:
+    """`_turtle_blocks` of a file, read a chunk at a time, and its size at the end."""
+    starts = array("Q")
     size = 0
     with open(path, "rb") as handle:
         previous = b"\n"  # the byte before the chunk: a line starts at the file's start
         while data := handle.read(chunk):
-            starts += [size + m.start() - 1 for m in _SUBJECT_LINE.finditer(previous + data)]
+            starts.extend(size + m.start() - 1 for m in _SUBJECT_LINE.finditer(previous + data))
             size += len(data)
             previous = data[-1:]
-    return starts, size
+    starts.append(size)
+    return starts
 
 
 RUN_LIMIT = 1 << 24  # bytes of N-Triples converted at once, when blocks are reused
@@ -258,20 +258,22 @@ def _turtle_reusing(ntriples: NTriples, subjects: Subjects, old: OldFile, out: B
         if len(starts) != len(run):
             raise RuntimeError(f"Turtle of {len(run)} subjects came out in {len(starts)} blocks")
         for index, begin, finish in zip(run, starts, [*starts[1:], len(text)], strict=True):
-            out.block(index)
+            out.start(index)
             out.raw(text[begin:finish])
         run.clear()
 
     try:
-        for index in range(len(subjects.ids)):
+        index = 0
+        while index < len(subjects.ids):
             if out.copyable(index) is None:
                 if run and ntriples.offsets[index] - ntriples.offsets[run[0]] > RUN_LIMIT:
                     convert()
                 run.append(index)
+                index += 1
                 continue
             if run:
                 convert()
-            out.block(index)
+            index = out.copy_run(index)
         if run:
             convert()
     finally:
@@ -323,9 +325,9 @@ def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
     cut = len(base)
     out.write('{"@context": ' + _dump(context) + ',\n"@graph": [')
     out.section(SUBJECTS)
-    for index, node_id in enumerate(subjects.ids):
-        if out.block(index):
-            continue
+    ids = subjects.ids
+    for index in out.fresh(len(ids)):
+        node_id = ids[index]
         node: dict[str, object] = {"@id": node_id if shortens else base + node_id}
         for pred, obj, datatype, lang in subjects.terms(node_id):
             if pred == RDF_TYPE:

@@ -25,7 +25,7 @@ import json.encoder
 import os
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -62,7 +62,7 @@ def index_key(base: str) -> str:
 
 def fingerprints(
     graph: KnowledgeGraph, ids: Sequence[str], out_edges: Mapping[str, Sequence[Edge]]
-) -> list[bytes]:
+) -> bytes:
     """One hash per subject of everything its blocks are made of, in the order of `ids`.
 
     The node and edges are written out as JSON by its C encoder, which keeps strings
@@ -71,15 +71,11 @@ def fingerprints(
     """
     nodes = graph.nodes
     blake2b = hashlib.blake2b
-    return [
-        blake2b(
-            _encode((node_id, nodes.get(node_id), out_edges.get(node_id))).encode(
-                "utf-8", "surrogatepass"
-            ),
-            digest_size=SIZE,
-        ).digest()
-        for node_id in ids
-    ]
+    hashes = bytearray()  # not a million bytes objects: they would take 50 MB more
+    for node_id in ids:
+        data = _encode((node_id, nodes.get(node_id), out_edges.get(node_id)))
+        hashes += blake2b(data.encode("utf-8", "surrogatepass"), digest_size=SIZE).digest()
+    return bytes(hashes)
 
 
 def _typed(value: object) -> object:
@@ -126,10 +122,25 @@ class Previous:
     def file(self, filename: str) -> OldFile | None:
         return self.files.get(filename)
 
-    def matches(self, fingerprints: Sequence[bytes]) -> array:
+    def matches(self, fingerprints: bytes) -> array:
         """For each new subject, the index of the old one with the same fingerprint, or -1."""
         where = self.where
-        return array("q", [where.get(fp, -1) for fp in fingerprints])
+        return array(
+            "q",
+            [where.get(fingerprints[i : i + SIZE], -1) for i in range(0, len(fingerprints), SIZE)],
+        )
+
+
+def run_ends(matches: Sequence[int]) -> array:
+    """For each subject, the end of the run of subjects from it on whose old ones followed
+    each other too: what one copy can take."""
+    ends = array("q", bytes(8 * len(matches)))
+    end = len(matches)
+    for index in range(len(matches) - 1, -1, -1):
+        if index + 1 < len(matches) and matches[index + 1] != matches[index] + 1:
+            end = index + 1
+        ends[index] = end
+    return ends
 
 
 def load(out_dir: Path, base: str) -> Previous | None:
@@ -243,11 +254,13 @@ class BlockFile:
         out: BinaryIO,
         old: OldFile | None = None,
         matches: Sequence[int] = (),  # `Previous.matches`
+        run_ends: Sequence[int] = (),  # `run_ends(matches)`
         separated: bool = False,
     ) -> None:
         self.out = out
         self.separated = separated  # a block starts with a separator its place decides
         self.matches = matches
+        self.run_ends = run_ends
         self.old = old
         self.position = 0
         self.parts: list[bytes] = []
@@ -256,7 +269,6 @@ class BlockFile:
         self.written = Written()
         self._section: array | None = None
         self._old_section: array | None = None
-        self._copied_until = 0
 
     def write(self, text: str) -> None:
         self.raw(text.encode("utf-8"))
@@ -274,7 +286,6 @@ class BlockFile:
         """Start a section: a run of blocks, one per subject, in the shared order."""
         self._section = self.written.offsets[name] = array("Q")
         self._old_section = self.old.offsets.get(name) if self.old is not None else None
-        self._copied_until = 0  # subjects before this one were copied with an earlier one
 
     def wrote_directly(self, size: int) -> None:
         """The writer wrote `size` bytes to `out` itself, before anything else."""
@@ -284,7 +295,8 @@ class BlockFile:
     @property
     def at_start(self) -> bool:
         """Nothing was written in this section yet: the next block is its first."""
-        return self._section is not None and self.position == self._section[0]
+        section = self._section
+        return section is not None and (not section or self.position == section[0])
 
     def copyable(self, index: int) -> tuple[int, int] | None:
         """Where subject `index`'s unchanged block is in the old file, if it can be copied."""
@@ -299,31 +311,40 @@ class BlockFile:
             return None  # no block there, or one with a first block's separator
         return start, end
 
-    def block(self, index: int) -> bool:
-        """Start the block of subject `index`; True when it was copied from the old file,
-        and the writer has nothing to add.
+    def fresh(self, count: int) -> Iterator[int]:
+        """The subjects of this section, of `count`, whose blocks the writer must write, in
+        order; a block is started at each, and the blocks between them are copied.
 
-        A copied block takes along the blocks after it that followed it in the old file
-        too (most of them, on a daily rebuild): they are copied in the same range, and
-        their calls return at once."""
-        if index < self._copied_until:
-            return True
-        section = self._section
-        assert section is not None
-        section.append(self.position)
+        A run of unchanged subjects that followed each other in the old file too (most
+        of them, on a daily rebuild) is copied as one range, with no step per subject."""
+        index = 0
+        while index < count:
+            after = self.copy_run(index)
+            if after > index:
+                index = after
+                continue
+            self.start(index)
+            yield index
+            index += 1
+
+    def start(self, index: int) -> None:
+        """Start the block of subject `index`, which the writer writes."""
+        assert self._section is not None and len(self._section) == index
+        self._section.append(self.position)
+
+    def copy_run(self, index: int) -> int:
+        """Copy subject `index`'s block, and those after it that followed it in the old
+        file too; returns the subject after them (`index` when nothing could be copied)."""
         found = self.copyable(index)
         if found is None:
-            return False
+            return index
         start, at = found[0], self.matches[index]
-        matches, old = self.matches, self._old_section
-        assert old is not None
-        following = index + 1
-        while following < len(matches) and matches[following] == at + following - index:
-            following += 1
-        end = old[at + following - index]
+        after = self.run_ends[index]
+        old, section = self._old_section, self._section
+        assert old is not None and section is not None
+        end = old[at + after - index]
         shift = self.position - start
-        section.extend([position + shift for position in old[at + 1 : at + following - index]])
-        self._copied_until = following
+        section.extend([position + shift for position in old[at : at + after - index]])
         if self.pending is not None and self.pending[1] == start:
             self.pending = (self.pending[0], end)
         else:
@@ -332,7 +353,7 @@ class BlockFile:
             self.pending = (start, end)
         self.position += end - start
         self.written.copied += end - start
-        return True
+        return after
 
     def end_section(self) -> None:
         assert self._section is not None
@@ -363,7 +384,7 @@ class BlockFile:
 def save(
     out_dir: Path,
     base: str,
-    fingerprints: Sequence[bytes],
+    fingerprints: bytes,
     written: Iterable[tuple[str, Written]],
 ) -> None:
     """Index the outputs just put in place. The old index goes first, so a build stopped
@@ -371,7 +392,7 @@ def save(
     folder = out_dir / FOLDER
     (folder / INDEX).unlink(missing_ok=True)
     files: dict[str, object] = {}
-    blobs: list[tuple[Path, bytes]] = [(folder / FINGERPRINTS, b"".join(fingerprints))]
+    blobs: list[tuple[Path, bytes]] = [(folder / FINGERPRINTS, fingerprints)]
     for filename, result in written:
         stat = os.stat(out_dir / filename)
         files[filename] = {
@@ -387,7 +408,7 @@ def save(
     write_all_atomic([(path, _writer(data)) for path, data in blobs])
     index = {
         "key": index_key(base),
-        "subjects": len(fingerprints),
+        "subjects": len(fingerprints) // SIZE,
         "files": files,
         "sha256": {path.name: hashlib.sha256(data).hexdigest() for path, data in blobs},
     }
