@@ -53,11 +53,10 @@ class ExportInput:
     @cached_property
     def matches(self) -> tuple[Sequence[int], Sequence[int]]:
         """Each subject's old index (-1 for none), and where its run of copyable subjects
-        ends; the last build's fingerprints are dropped once matched."""
+        ends."""
         if self.previous is None:
             return (), ()
-        matches = self.previous.matches(self.fingerprints)
-        self.previous.where.clear()
+        matches = self.previous.matches(self.subjects.ids, self.fingerprints)
         return matches, reuse.run_ends(matches)
 
     def block_file(self, out: BinaryIO, filename: str, separated: bool) -> reuse.BlockFile:
@@ -172,7 +171,7 @@ def export_all(
     results = [(e.filename, w) for e, w in zip(ordered, written, strict=True)]
     if inputs.keep_index:
         indexed = [(name, w) for name, w in results if isinstance(w, reuse.Written) and w.offsets]
-        reuse.save(out_dir, inputs.base, inputs.fingerprints, indexed)
+        reuse.save(out_dir, inputs.base, inputs.subjects.ids, inputs.fingerprints, indexed)
     return Exported(
         [out_dir / e.filename for e in exporters],
         {name: w for name, w in results if isinstance(w, reuse.Written)},

@@ -4,17 +4,17 @@ A daily build adds a digest to thousands: the linker runs again, but almost ever
 comes out with the same triples as yesterday, and writing them was most of the time left
 (14 million triples at 100k entries). So each output file is written as one block of
 bytes per subject, in the sorted order every format shares, and `OUT/.kgraph/output/`
-keeps, beside the outputs, a fingerprint of each subject (a hash of its node and its
+keeps, beside the outputs, each subject's id and fingerprint (a hash of its node and its
 edges) and where each block starts in each file. The next build into the same folder
-copies the block of every subject whose fingerprint has not changed from the old file,
-and serialises only the others.
+copies the block of every subject whose fingerprint has not changed from the old file
+(runs of them at once, in the kernel where it can), and serialises only the others.
 
 A copied block is the bytes a fresh write would give: every format writes a subject
 without looking at its neighbours, apart from the separator before it, and a block is
 never copied into or out of the first place of its section. The index is keyed by
 kgraph's version, the export code and the base IRI, and each old file by its size,
 modification time and inode; anything that does not match is ignored, never an error.
-`tests/test_incremental.py` compares every reused output with a clean build.
+`tests/test_reuse.py` compares reused outputs with clean builds, on random graph changes too.
 """
 
 from __future__ import annotations
@@ -28,16 +28,18 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from io import BytesIO
 from pathlib import Path
 from typing import BinaryIO
 
 import kgraph
-from kgraph.atomic import write_all_atomic
+from kgraph.atomic import write_all_atomic, write_atomic
 from kgraph.graph import Date, Edge, KnowledgeGraph, Text
 
 FOLDER = Path(".kgraph") / "output"
 INDEX = "index.json"
 FINGERPRINTS = "fingerprints.bin"
+SUBJECTS = "subjects.txt"
 SIZE = 16  # bytes of a fingerprint
 
 # The code the bytes of a subject's block depend on, besides the graph.
@@ -114,21 +116,38 @@ class OldFile:
 
 @dataclass
 class Previous:
-    """The last build's index: which old subject each fingerprint was, and its files."""
+    """The last build's index: its subjects with their fingerprints, and its files."""
 
-    where: dict[bytes, int]
+    fingerprints: bytes  # SIZE bytes a subject, in the last build's order
+    read_subjects: Callable[[], bytes]  # their ids, a line each, read when matching
     files: dict[str, OldFile]
 
     def file(self, filename: str) -> OldFile | None:
         return self.files.get(filename)
 
-    def matches(self, fingerprints: bytes) -> array:
-        """For each new subject, the index of the old one with the same fingerprint, or -1."""
-        where = self.where
-        return array(
-            "q",
-            [where.get(fingerprints[i : i + SIZE], -1) for i in range(0, len(fingerprints), SIZE)],
-        )
+    def matches(self, ids: Sequence[str], fingerprints: bytes) -> array:
+        """For each new subject, the index of the old one with the same id and fingerprint,
+        or -1. Both lists are sorted, so they are walked side by side: no table of a
+        million fingerprints is held beside the graph."""
+        found = array("q", [-1]) * len(ids)
+        try:
+            subjects = self.read_subjects()
+        except (OSError, ValueError):
+            return found  # damaged since the index was loaded: nothing is copied
+        old_fingerprints, size = self.fingerprints, SIZE
+        new, count = 0, len(ids)
+        for old, line in enumerate(BytesIO(subjects)):
+            old_id = line[:-1].decode("utf-8", "surrogatepass")
+            while new < count and ids[new] < old_id:
+                new += 1
+            if new == count:
+                break
+            if ids[new] == old_id:
+                at, here = old * size, new * size
+                if old_fingerprints[at : at + size] == fingerprints[here : here + size]:
+                    found[new] = old
+                new += 1
+        return found
 
 
 def run_ends(matches: Sequence[int]) -> array:
@@ -155,7 +174,6 @@ def load(out_dir: Path, base: str) -> Previous | None:
         count = len(raw) // SIZE
         if len(raw) != count * SIZE or count != index["subjects"]:
             return None
-        where = {raw[i : i + SIZE]: i // SIZE for i in range(0, len(raw), SIZE)}
         files = {}
         for filename, meta in index["files"].items():
             try:
@@ -166,7 +184,7 @@ def load(out_dir: Path, base: str) -> Previous | None:
                 files[filename] = old
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    return Previous(where, files) if files else None
+    return Previous(raw, lambda: blob(SUBJECTS), files) if files else None
 
 
 def _checked(folder: Path, hashes: dict[str, str]) -> Callable[[str], bytes]:
@@ -384,6 +402,7 @@ class BlockFile:
 def save(
     out_dir: Path,
     base: str,
+    ids: Sequence[str],
     fingerprints: bytes,
     written: Iterable[tuple[str, Written]],
 ) -> None:
@@ -391,8 +410,13 @@ def save(
     half-way through saving leaves none rather than one that points into other files."""
     folder = out_dir / FOLDER
     (folder / INDEX).unlink(missing_ok=True)
+    if any("\n" in node_id for node_id in ids):
+        return  # no id has one (they are IRI paths), but the index would misread it
     files: dict[str, object] = {}
-    blobs: list[tuple[Path, bytes]] = [(folder / FINGERPRINTS, fingerprints)]
+    blobs: dict[str, Callable[[], Iterator[bytes]]] = {
+        FINGERPRINTS: _one(fingerprints),
+        SUBJECTS: lambda: _lines(ids),
+    }
     for filename, result in written:
         stat = os.stat(out_dir / filename)
         files[filename] = {
@@ -401,22 +425,45 @@ def save(
             "extra": result.extra,
         }
         for section, positions in result.offsets.items():
-            blobs.append((folder / f"{filename}.{section}.offsets", positions.tobytes()))
+            blobs[f"{filename}.{section}.offsets"] = _one(positions.tobytes())
     for stale in folder.glob("*.offsets") if folder.is_dir() else ():
-        if stale not in {path for path, _ in blobs}:
+        if stale.name not in blobs:
             stale.unlink()
-    write_all_atomic([(path, _writer(data)) for path, data in blobs])
+    hashes: dict[str, str] = {}
+    write_all_atomic(
+        [(folder / name, _hashed(chunks, name, hashes)) for name, chunks in blobs.items()]
+    )
     index = {
         "key": index_key(base),
-        "subjects": len(fingerprints) // SIZE,
+        "subjects": len(ids),
         "files": files,
-        "sha256": {path.name: hashlib.sha256(data).hexdigest() for path, data in blobs},
+        "sha256": dict(sorted(hashes.items())),
     }
-    write_all_atomic([(folder / INDEX, _writer(json.dumps(index, sort_keys=True).encode()))])
+    write_atomic(folder / INDEX, json.dumps(index, sort_keys=True).encode())
 
 
-def _writer(data: bytes) -> Callable[[BinaryIO], object]:
-    return lambda out: out.write(data)
+def _one(data: bytes) -> Callable[[], Iterator[bytes]]:
+    return lambda: iter([data])
+
+
+def _lines(ids: Sequence[str], step: int = 1 << 16) -> Iterator[bytes]:
+    """The ids a line each, encoded a slice at a time rather than as one large string."""
+    for start in range(0, len(ids), step):
+        text = "".join([f"{node_id}\n" for node_id in ids[start : start + step]])
+        yield text.encode("utf-8", "surrogatepass")
+
+
+def _hashed(
+    chunks: Callable[[], Iterator[bytes]], name: str, hashes: dict[str, str]
+) -> Callable[[BinaryIO], object]:
+    def write(out: BinaryIO) -> None:
+        digest = hashlib.sha256()
+        for chunk in chunks():
+            digest.update(chunk)
+            out.write(chunk)
+        hashes[name] = digest.hexdigest()
+
+    return write
 
 
 def discard(out_dir: Path) -> None:
