@@ -216,14 +216,19 @@ def _in_processes(inputs: ExportInput, groups: list[list[int]], jobs: int) -> Fi
     def fill_all(files: Sequence[tuple[str, Writer]]) -> list[object]:
         global _pending
         _pending = (inputs, files, groups)
+        tasks = list(range(len(groups)))
+        if inputs.keep_index and "fingerprints" not in vars(inputs):
+            tasks.append(FINGERPRINTS)  # made beside the writers, not after them
         context = multiprocessing.get_context("fork")
-        pool = context.Pool(min(jobs, len(groups)), initializer=leave_stops_to_parent)
+        pool = context.Pool(min(jobs, len(tasks)), initializer=leave_stops_to_parent)
         results: list[object] = [None] * len(files)
         try:
-            for group, written in zip(
-                groups, pool.map(_fill_group, range(len(groups)), chunksize=1), strict=True
-            ):
-                for i, result in zip(group, written, strict=True):
+            for task, done in zip(tasks, pool.map(_run_task, tasks, chunksize=1), strict=True):
+                if task == FINGERPRINTS:
+                    vars(inputs)["fingerprints"] = done  # as the cached property would
+                    continue
+                assert isinstance(done, list)
+                for i, result in zip(groups[task], done, strict=True):
                     results[i] = result
             pool.close()
         finally:
@@ -235,9 +240,14 @@ def _in_processes(inputs: ExportInput, groups: list[list[int]], jobs: int) -> Fi
     return fill_all
 
 
-def _fill_group(index: int) -> list[object]:
+FINGERPRINTS = -1  # the task that fingerprints the subjects, for the output index
+
+
+def _run_task(index: int) -> object:
     assert _pending is not None
     inputs, files, groups = _pending
+    if index == FINGERPRINTS:
+        return inputs.fingerprints
     try:
         return [fill(*files[i]) for i in groups[index]]
     finally:
