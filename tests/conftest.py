@@ -74,3 +74,20 @@ def fixture_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("fixture-out")
     shutil.copy(DATA / "named-queries.ttl", out / "graph.ttl")
     return out
+
+
+# What the incremental and reuse tests build from: the outputs, without the HTML page (tested
+# elsewhere, and its layout is slow on hundreds of entries), a seed digest to add, and
+# about twenty generated digests in both styles and several repositories.
+DATA_OUTPUTS = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.json")
+ONLY_DATA = [arg for name in ("turtle", "ntriples", "jsonld", "json") for arg in ("--only", name)]
+SEED_DIGEST = "000_0a3d3bb7afca9fae.txt"
+
+
+@pytest.fixture(scope="session")
+def generated_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from bench.generate import generate
+
+    folder = tmp_path_factory.mktemp("corpus") / "digests"
+    generate(folder, 300, seed=11)
+    return folder

@@ -9,25 +9,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from bench.generate import generate
 
 import kgraph
-from conftest import SEEDS
+from conftest import DATA_OUTPUTS as OUTPUTS
+from conftest import ONLY_DATA as ONLY
+from conftest import SEED_DIGEST, SEEDS
 from conftest import build as _build
 from kgraph import cache
 
-OUTPUTS = ("graph.ttl", "graph.nt", "graph.jsonld", "graph.json")
-# The HTML page is tested elsewhere, and its layout is slow on hundreds of entries.
-ONLY = [arg for name in ("turtle", "ntriples", "jsonld", "json") for arg in ("--only", name)]
-SEED_DIGEST = "000_0a3d3bb7afca9fae.txt"
 
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """About twenty generated digests, in both styles and several repositories."""
-    folder = tmp_path_factory.mktemp("corpus") / "digests"
-    generate(folder, 300, seed=11)
-    return folder
+@pytest.fixture
+def corpus(generated_corpus: Path) -> Path:
+    return generated_corpus
 
 
 def build(inputs: list[str], out: Path, *extra: str) -> tuple[int, str, str]:

@@ -9,26 +9,23 @@ import shutil
 from pathlib import Path
 
 import pytest
-from bench.generate import generate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import SEEDS
+from conftest import DATA_OUTPUTS, SEED_DIGEST, SEEDS
+from conftest import ONLY_DATA as ONLY
 from conftest import build as _build
 from kgraph.export import EXPORTERS, ExportInput, export_all, reuse
 from kgraph.graph import Date, KnowledgeGraph, Node, Text
 
 DATA = [e for e in EXPORTERS if e.name != "html"]
 OUTPUTS = [e.filename for e in DATA]
-ONLY = [arg for e in DATA for arg in ("--only", e.name)]
-SEED_DIGEST = "000_0a3d3bb7afca9fae.txt"
+assert tuple(OUTPUTS) == DATA_OUTPUTS
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("corpus") / "digests"
-    generate(folder, 300, seed=5)
-    return folder
+@pytest.fixture
+def corpus(generated_corpus: Path) -> Path:
+    return generated_corpus
 
 
 def build(inputs: list[Path], out: Path, *extra: str) -> str:
