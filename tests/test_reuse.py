@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -200,3 +202,20 @@ def test_reuse_any_change_gives_the_clean_bytes(tmp_path_factory, old_n, old_e, 
     _export(_graph(new_n, new_e), folder / "clean", None)
     for name in OUTPUTS:
         assert (folder / "out" / name).read_bytes() == (folder / "clean" / name).read_bytes()
+
+
+def test_reuse_never_opens_a_fifo_put_in_place_of_an_output(corpus, tmp_path) -> None:
+    out = tmp_path / "out"
+    build([corpus], out)
+    nt = out / "graph.nt"
+    nt.unlink()
+    os.mkfifo(nt)  # opening it to read would wait for a writer forever
+    run = subprocess.run(
+        [sys.executable, "-m", "kgraph", "build", str(corpus), "-o", str(out), *ONLY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    same_as_clean([corpus], out, tmp_path)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from io import BytesIO
 from pathlib import Path
+from stat import S_ISREG
 from typing import BinaryIO
 
 import kgraph
@@ -215,10 +216,12 @@ def _old_file(
             return None
         offsets[section] = positions
     path = out_dir / filename
+    if not S_ISREG(os.stat(path).st_mode):
+        return None  # a FIFO or device put there would block or never end
     # Kept open for the build: the new file replaces this one by name, not this inode.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     stat = os.fstat(fd)
-    if [stat.st_size, stat.st_mtime_ns, stat.st_ino] != meta["stat"]:
+    if [stat.st_size, stat.st_mtime_ns, stat.st_ino] != meta["stat"] or not S_ISREG(stat.st_mode):
         os.close(fd)
         return None  # rewritten or edited since: its blocks are not where the index says
     return OldFile(fd, offsets, meta.get("extra", {}))
