@@ -136,7 +136,8 @@ def cli() -> None:
 @click.option(
     "--no-cache",
     is_flag=True,
-    help="Extract every digest again, and neither read nor update OUTPUT/.kgraph/extract/.",
+    help="Build from scratch: neither read nor update the extraction cache and output index "
+    "in OUTPUT/.kgraph/.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems, and no progress.")
 def build(
