@@ -219,3 +219,17 @@ def test_reuse_never_opens_a_fifo_put_in_place_of_an_output(corpus, tmp_path) ->
     )
     assert run.returncode == 0, run.stderr
     same_as_clean([corpus], out, tmp_path)
+
+
+def test_reuse_turtle_alone_converts_only_the_changed_runs(corpus, tmp_path) -> None:
+    """Without the N-Triples output, Turtle's changed runs come from a scratch file."""
+    out, clean = tmp_path / "out", tmp_path / "clean"
+    only = ["--only", "turtle"]
+    assert _build([str(corpus)], out, *only)[0] == 0
+    added = [str(corpus), str(SEEDS / SEED_DIGEST)]
+    code, stdout, stderr = _build(added, out, *only)
+    assert code == 0, stderr
+    assert 0.5 < copied(stdout) < 1
+    assert _build(added, clean, *only, "--no-cache")[0] == 0
+    assert (out / "graph.ttl").read_bytes() == (clean / "graph.ttl").read_bytes()
+    assert sorted(p.name for p in out.iterdir()) == [".kgraph", "graph.ttl"]  # no scratch
