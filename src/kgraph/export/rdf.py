@@ -5,7 +5,8 @@ turn that file into Turtle: rdflib's serialiser is the bottleneck on large graph
 40 s for a million triples against 1 s). JSON-LD is written as compact JSON, one subject a
 line, with a @context, which rdflib or any JSON-LD processor expands back to the same
 triples. No writer holds the whole graph's triples or text: a 100k-entry build has 12
-million triples.
+million triples. Each subject is one block of each file, which the next build may copy
+instead of writing (`kgraph.export.reuse`).
 """
 
 from __future__ import annotations
