@@ -233,3 +233,14 @@ def test_reuse_turtle_alone_converts_only_the_changed_runs(corpus, tmp_path) -> 
     assert _build(added, clean, *only, "--no-cache")[0] == 0
     assert (out / "graph.ttl").read_bytes() == (clean / "graph.ttl").read_bytes()
     assert sorted(p.name for p in out.iterdir()) == [".kgraph", "graph.ttl"]  # no scratch
+
+
+def test_reuse_page_alone_keeps_the_index_of_the_other_files(corpus, tmp_path) -> None:
+    """`--only html` writes no block: the data files and their index stay as they were."""
+    out = tmp_path / "out"
+    build([corpus], out)
+    index = (out / reuse.FOLDER / reuse.INDEX).read_bytes()
+    code, _, stderr = _build([str(corpus)], out, "--only", "html")
+    assert code == 0, stderr
+    assert (out / reuse.FOLDER / reuse.INDEX).read_bytes() == index
+    assert copied(build([corpus], out)) >= 0.97

@@ -116,6 +116,7 @@ class Exporter:
     description: str
     write: Callable[[ExportInput, reuse.BlockFile], None]
     separated: bool = False  # its blocks start with a separator that depends on their place
+    blocks: bool = True  # written a block per subject, which the next build may copy
 
 
 EXPORTERS: tuple[Exporter, ...] = (
@@ -125,7 +126,7 @@ EXPORTERS: tuple[Exporter, ...] = (
         "jsonld", "graph.jsonld", "JSON-LD with a @context, one subject a line", _jsonld, True
     ),
     Exporter("json", "graph.json", "node-link JSON for pipelines (networkx)", _json, True),
-    Exporter("html", "graph.html", "interactive, offline HTML graph", _html),
+    Exporter("html", "graph.html", "interactive, offline HTML graph", _html, blocks=False),
 )
 
 
@@ -151,6 +152,8 @@ def export_all(
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     inputs.scratch = out_dir
+    if not any(e.blocks for e in exporters):  # the page alone: no block to copy or index
+        inputs.previous, inputs.keep_index = None, False
     if inputs.keep_index:
         reuse.discard(out_dir)  # the outputs are about to change under it
     ordered = sorted(exporters, key=lambda e: e.write is not _ntriples)  # Turtle reads it
