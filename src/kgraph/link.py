@@ -374,7 +374,7 @@ def _add_pull_request(
                 continue
             relation = RELATIONS.get(m.kind, "mentionsSymbol")
             graph.link(pr_id, relation, target)
-            found = resolved.get(m)
+            found = resolved.get(m) if resolved else None  # a mention hashes in Python
             # "`lru.py` 的 `evict()`" says where a name is; with a checkout, only for a name
             # it lacks (an ambiguous one carries its candidates instead).
             if m.detail.startswith("in:") and (found is None or found.status is Status.MISSING):
@@ -422,7 +422,7 @@ def _entity_for(
         return None  # design knowledge: `design.add_entity`
     scope = _scope(pr.repo)
     repo_id = _repo_id(pr.repo) if pr.repo else None
-    found = resolved.get(m)
+    found = resolved.get(m) if resolved else None
     if found and resolver and repo_id and m.kind in (Kind.FILE, Kind.SYMBOL):
         where = Scope(tuple(scope), repo_id, resolver)
         if m.kind is Kind.FILE:
