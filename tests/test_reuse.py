@@ -244,3 +244,15 @@ def test_reuse_page_alone_keeps_the_index_of_the_other_files(corpus, tmp_path) -
     assert code == 0, stderr
     assert (out / reuse.FOLDER / reuse.INDEX).read_bytes() == index
     assert copied(build([corpus], out)) >= 0.97
+
+
+def test_reuse_closes_the_old_files(corpus, tmp_path) -> None:
+    """A process that builds again and again (a server, these tests) keeps no old file open."""
+    from kgraph.pipeline import BuildOptions, run
+
+    options = BuildOptions(exporters=DATA)
+    run([str(corpus)], tmp_path / "out", options)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        assert run([str(corpus)], tmp_path / "out", options).copied > 0.97
+    assert len(os.listdir("/proc/self/fd")) == before

@@ -171,6 +171,8 @@ def export_all(
         )
     finally:
         inputs.discard_scratch()
+        if inputs.previous is not None:
+            inputs.previous.close()
     results = [(e.filename, w) for e, w in zip(ordered, written, strict=True)]
     if inputs.keep_index:
         indexed = [(name, w) for name, w in results if isinstance(w, reuse.Written) and w.offsets]

@@ -70,7 +70,7 @@ def fingerprints(
 
     The node and edges are written out as JSON by its C encoder, which keeps strings
     apart and types distinct and depends on values only (pickle and marshal also depend on
-    which strings are the same object, which differs between a clean and a cached build).
+    which strings are the same object, which may differ between a clean and a cached build).
     """
     nodes = graph.nodes
     blake2b = hashlib.blake2b
@@ -125,6 +125,12 @@ class Previous:
 
     def file(self, filename: str) -> OldFile | None:
         return self.files.get(filename)
+
+    def close(self) -> None:
+        """Close the old files, once the new ones are written."""
+        for old in self.files.values():
+            os.close(old.fd)
+        self.files = {}
 
     def matches(self, ids: Sequence[str], fingerprints: bytes) -> array:
         """For each new subject, the index of the old one with the same id and fingerprint,
