@@ -72,11 +72,12 @@ class ExportInput:
                 fd, name = tempfile.mkstemp(dir=self.scratch, prefix=".graph.nt.", suffix=".tmp")
                 self._scratch = Path(name)
             with os.fdopen(fd, "wb") as handle:
-                self._write_ntriples(reuse.BlockFile(handle), self._scratch)
+                self.write_ntriples(reuse.BlockFile(handle), self._scratch)
         assert self._ntriples is not None
         return self._ntriples
 
-    def _write_ntriples(self, out: reuse.BlockFile, path: Path) -> None:
+    def write_ntriples(self, out: reuse.BlockFile, path: Path) -> None:
+        """Write the N-Triples to `out`, a file at `path`, and remember it for Turtle."""
         rdf.write_ntriples(self.subjects, out)
         out.close()
         self._ntriples = rdf.NTriples(
@@ -90,7 +91,7 @@ class ExportInput:
 
 
 def _ntriples(x: ExportInput, out: reuse.BlockFile) -> None:
-    x._write_ntriples(out, Path(out.out.name))  # Turtle is converted from it
+    x.write_ntriples(out, Path(out.out.name))  # Turtle is converted from it
 
 
 def _turtle(x: ExportInput, out: reuse.BlockFile) -> None:
@@ -123,9 +124,15 @@ EXPORTERS: tuple[Exporter, ...] = (
     Exporter("turtle", "graph.ttl", "RDF Turtle", _turtle),
     Exporter("ntriples", "graph.nt", "RDF N-Triples", _ntriples),
     Exporter(
-        "jsonld", "graph.jsonld", "JSON-LD with a @context, one subject a line", _jsonld, True
+        "jsonld",
+        "graph.jsonld",
+        "JSON-LD with a @context, one subject a line",
+        _jsonld,
+        separated=True,
     ),
-    Exporter("json", "graph.json", "node-link JSON for pipelines (networkx)", _json, True),
+    Exporter(
+        "json", "graph.json", "node-link JSON for pipelines (networkx)", _json, separated=True
+    ),
     Exporter("html", "graph.html", "interactive, offline HTML graph", _html, blocks=False),
 )
 
