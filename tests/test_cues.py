@@ -7,27 +7,52 @@ import regex
 
 from conftest import DATA, DEV, EXAMPLES, SEEDS
 from kgraph.catalog import builtin_knowledge
-from kgraph.cues import CueGate, required_literals
+from kgraph.cues import CueGate, most_selective, requirements
 from kgraph.extract.prose import compact
 from kgraph.ingest import read_inputs
 
 
 @pytest.mark.parametrize(
-    ("expression", "needles"),
+    ("expression", "expected"),
     [
-        (r"(?<![A-Za-z0-9_])回滚(?![A-Za-z0-9_])", ("回滚",)),
-        (r"(失败|出错)[^，,]{0,30}(删掉|删除)", ("出错", "失败")),  # equal length: the first
-        (r"\bRollBack\b", ("rollback",)),  # casefolded, as the text is
-        (r"要么全部[^，]{0,10}要么", ("要么全部",)),  # the longest requirement
-        (r"\broll(s|ed)? back\b", (" back",)),  # an optional group requires nothing
-        (r"(?:a|b+)c", ("c",)),
+        (r"(?<![A-Za-z0-9_])回滚(?![A-Za-z0-9_])", (("回滚",),)),
+        (r"(失败|出错)[^，,]{0,30}(删掉|删除)", (("出错", "失败"), ("删掉", "删除"))),
+        (r"\bRollBack\b", (("rollback",),)),  # casefolded, as the text is
+        # Adjacent literal parts are joined: an optional group gives both readings.
+        (r"\broll(s|ed)? back\b", (("roll back", "rolled back", "rolls back"),)),
+        (r"`(min|max)\(", (("`max(", "`min("),)),
+        (
+            r"(外层|外面)的?\s*`?(min|max)",
+            (("外层", "外层的", "外面", "外面的"), ("`max", "`min", "max", "min")),
+        ),
+        (r"[「“]x", (("“x", "「x"),)),  # a class of a few characters is an alternation
+        (r"(?:a|b+)c", (("a", "b"), ("c",))),
         (r"x*", None),  # nothing is required
         (r"(a|.)", None),  # one branch requires nothing, so the alternation does not
         (r"\p{Han}+", None),  # syntax `re` cannot read: always run
+        (r"[[:alpha:]]x", None),  # `re` reads a POSIX class as literal text
+        (r"(?:kv){e<=1}", None),  # and a fuzzy match as literal text
     ],
 )
-def test_required_literals_of_real_cue_shapes(expression, needles) -> None:
-    assert required_literals(expression) == needles
+def test_requirements_of_real_cue_shapes(expression, expected) -> None:
+    assert requirements(expression) == expected
+
+
+def test_too_many_joined_readings_stay_separate_requirements() -> None:
+    expression = "(" + "|".join("abcdefghij") + ")(" + "|".join("klmnopqrst") + ")"
+    assert requirements(expression) == (tuple("abcdefghij"), tuple("klmnopqrst"))
+
+
+@pytest.mark.parametrize(
+    ("found", "chosen"),
+    [
+        ((("`", "-1"), ("即",)), ("即",)),  # a CJK character is rarer than a backtick
+        ((("abc",), ("ab", "cd")), ("abc",)),  # the longest shortest needle
+        ((("ab", "cd", "ef"), ("gh", "ij")), ("gh", "ij")),  # then the fewest needles
+    ],
+)
+def test_the_gate_indexes_the_most_selective_requirement(found, chosen) -> None:
+    assert most_selective(found) == chosen
 
 
 def _texts() -> list[str]:
@@ -62,10 +87,26 @@ def test_gate_matches_case_insensitively_like_the_cues() -> None:
     assert gate.candidates("失败后回滚") == {1, 2}
 
 
+def test_gate_asks_for_every_requirement_in_the_same_text() -> None:
+    gate = CueGate.of([r"(失败|出错)[^，]{0,30}(删掉|删除)"])
+    assert gate.candidates("出错就删掉") == {0}
+    assert gate.candidates("出错了") == set()
+    assert gate.candidates("出错了", "删掉它") == set()  # one requirement in each text
+
+
 def test_gate_is_a_superset_on_generated_text() -> None:
     rng = __import__("random").Random(7)
     alphabet = "ab回滚失败 KVkv,，"
-    expressions = [r"回滚", r"(a|b)b", r"\bkv\b", r"失败[^，]{0,3}回滚", r"(?i:K)V"]
+    expressions = [
+        r"回滚",
+        r"(a|b)b",
+        r"\bkv\b",
+        r"失败[^，]{0,3}回滚",
+        r"(?i:K)V",
+        r"(a|回)?,(b|kv)",
+        r"[ab，]{2}滚",
+        r"(?:a|b+)失败",
+    ]
     gate = CueGate.of(expressions)
     compiled = [regex.compile(e, regex.IGNORECASE) for e in expressions]
     for _ in range(3000):

@@ -91,7 +91,9 @@ class Knowledge:
     topics: tuple[Topic, ...] = ()
     topic_names: regex.Pattern[str] | None = None  # every label and alias, longest first
     topic_of: dict[str, str] = field(default_factory=dict)  # casefolded name -> label
-    # Which cues may match a text; cue indexes count through `patterns`' cues in order.
+    # Every pattern's cues in order, with the pattern's id; the gate's cue indexes.
+    cues: tuple[tuple[str, Cue], ...] = ()
+    # Which cues may match a text.
     cue_gate: CueGate = field(default_factory=CueGate)
     fingerprint: str = ""  # a hash of the catalog and topic files it was loaded from
 
@@ -339,12 +341,14 @@ def _knowledge(patterns: list[_PatternDraft], topics: list[Topic]) -> Knowledge:
             topic_of[_fold(name)] = topic.label
             names.append(name)
     frozen = tuple(p.freeze() for p in patterns)
+    cues = tuple((p.id, cue) for p in frozen for cue in p.cues)
     return Knowledge(
         frozen,
         tuple(topics),
         _names_pattern(names) if names else None,
         topic_of,
-        CueGate.of([cue.expression for p in frozen for cue in p.cues]),
+        cues,
+        CueGate.of([cue.expression for _, cue in cues]),
     )
 
 

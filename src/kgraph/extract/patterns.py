@@ -26,31 +26,26 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
 
     Cues are tried on the summary as written and on a copy with each code span shortened
     to "`c`", so that a long identifier between a cue's parts counts as one word. Only the
-    cues whose literal text occurs are run (`kgraph.cues`).
+    cues whose literal text occurs are run (`kgraph.cues`), in catalog order.
     """
     text = entry.text
     p = prose(text)
     suggested = _suggestions(p)
     short, origin = compact(text)
-    candidates = knowledge.cue_gate.candidates(text, short)
-    mentions: list[Mention] = []
-    index = -1
-    for pattern in knowledge.patterns:
-        evidence: list[tuple[int, int, str]] = []
-        for cue in pattern.cues:
-            index += 1
-            if index not in candidates:
-                continue
-            spans = _spans(cue.pattern, text)
-            if short != text and cue.has_gaps:
-                spans += [(origin[a], origin[b - 1] + 1) for a, b in _spans(cue.pattern, short)]
-            for a, b in spans:
-                if not any(s <= a < e for s, e in suggested):
-                    evidence.append((*_clause_around(p, a, b), text[a:b]))
-        for start, end, cue_text in _merged(evidence):
-            mentions.append(
-                Mention(Kind.PATTERN, pattern.id, text[start:end], start, end, detail=cue_text)
-            )
+    evidence: dict[str, list[tuple[int, int, str]]] = {}  # by pattern id
+    for index in sorted(knowledge.cue_gate.candidates(text, short)):
+        pattern_id, cue = knowledge.cues[index]
+        spans = _spans(cue.pattern, text)
+        if short != text and cue.has_gaps:
+            spans += [(origin[a], origin[b - 1] + 1) for a, b in _spans(cue.pattern, short)]
+        for a, b in spans:
+            if not any(s <= a < e for s, e in suggested):
+                evidence.setdefault(pattern_id, []).append((*_clause_around(p, a, b), text[a:b]))
+    mentions = [
+        Mention(Kind.PATTERN, pattern_id, text[start:end], start, end, detail=cue_text)
+        for pattern_id, found in evidence.items()
+        for start, end, cue_text in _merged(found)
+    ]
     return sorted(mentions)
 
 

@@ -32,6 +32,13 @@ _SEPARATOR_CHARS = regex.escape("".join(sorted(CLAUSE_SEPARATORS)))
 _SEPARATORS = regex.compile(rf"[{_SEPARATOR_CHARS}]|——| — ")
 _SEPARATORS_WITH_ENUMERATION = regex.compile(rf"[{_SEPARATOR_CHARS}、]|——| — ")
 LEADING_NOISE = regex.compile(r"^(?:[-*•·]\s+|\s+)+")
+# The characters the scans below stop at; the rest of a text is passed over in C.
+_SENTENCE_END_OR_STOP = regex.compile("[" + regex.escape("".join(sorted(SENTENCE_END))) + ".]")
+_QUOTE_OPENER = regex.compile("[" + regex.escape("".join(sorted(PAIRED_QUOTES))) + '"]')
+_OPENER_OF = {close: open_ for open_, close in OPEN_BRACKETS.items()}
+_BRACKET_OR_LINE_END = regex.compile(
+    "[" + regex.escape("".join(sorted([*OPEN_BRACKETS, *_OPENER_OF]))) + "\n]"
+)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -150,10 +157,10 @@ def _sentences(text: str, depth: list[int]) -> Iterator[tuple[int, int]]:
     An English full stop ends a sentence only before a blank or the end of the text.
     """
     start = 0
-    for i, char in enumerate(text):
-        ends = char in SENTENCE_END or (
-            char == "." and (i + 1 == len(text) or text[i + 1].isspace())
-        )
+    for match in _SENTENCE_END_OR_STOP.finditer(text):
+        i = match.start()
+        char = match.group()
+        ends = char != "." or i + 1 == len(text) or text[i + 1].isspace()
         if ends and (depth[i] == 0 or char == "\n"):
             yield from _trimmed(text, start, i + (char != "\n"))
             start = i + 1
@@ -162,19 +169,13 @@ def _sentences(text: str, depth: list[int]) -> Iterator[tuple[int, int]]:
 
 def _find_quotes(masked: str) -> list[Quote]:
     found: list[Quote] = []
-    i = 0
-    while i < len(masked):
-        char = masked[i]
-        close = PAIRED_QUOTES.get(char)
-        if close is None and char == '"':
-            close = '"'
-        if close is not None:
-            j = _closing(masked, i, char, close)
-            if j is not None:
-                found.append(Quote(i, j + 1, i + 1, j))
-                i = j + 1
-                continue
-        i += 1
+    opener = _QUOTE_OPENER.search(masked)
+    while opener is not None:
+        i, char = opener.start(), opener.group()
+        j = _closing(masked, i, char, PAIRED_QUOTES.get(char, char))
+        if j is not None:
+            found.append(Quote(i, j + 1, i + 1, j))
+        opener = _QUOTE_OPENER.search(masked, i + 1 if j is None else j + 1)
     taken = [(q.start, q.end) for q in found]
     for match in SINGLE_QUOTED.finditer(masked):
         if not any(a <= match.start() < b for a, b in taken):
@@ -201,17 +202,17 @@ def _closing(masked: str, i: int, opener: str, close: str) -> int | None:
 def _brackets(masked: str) -> list[tuple[int, int]]:
     pairs: list[tuple[int, int]] = []
     stack: list[tuple[str, int]] = []
-    closers = {v: k for k, v in OPEN_BRACKETS.items()}
-    for i, char in enumerate(masked):
+    for match in _BRACKET_OR_LINE_END.finditer(masked):
+        i, char = match.start(), match.group()
         if char in OPEN_BRACKETS:
             stack.append((char, i))
-        elif char in closers:
-            while stack and stack[-1][0] != closers[char]:
+        elif char == "\n":
+            stack.clear()
+        else:
+            while stack and stack[-1][0] != _OPENER_OF[char]:
                 stack.pop()  # an unclosed bracket inside a closed one is plain text
             if stack:
                 pairs.append((stack.pop()[1], i))
-        elif char == "\n":
-            stack.clear()
     return pairs
 
 
