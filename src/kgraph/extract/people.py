@@ -35,23 +35,36 @@ def _roles(words: dict[str, str], suffix: str) -> str:
 
 
 AT_HANDLE = regex.compile(rf"(?<![\w@.])@(?P<handle>{HANDLE})(?![\w@])")
+_ANY_ROLE = regex.compile("|".join([*ROLE_NOUNS.values(), *ROLE_VERBS.values()]), regex.IGNORECASE)
+# Each with what every match of it contains, looked for first: the patterns try a handle at
+# every word, and most summaries name no role at all.
 BARE = (
     # 作者 X, reviewer X, reviewed by X
-    regex.compile(
-        rf"(?:(?:{_roles(ROLE_NOUNS, '')})\s*+(?:是|为|:|：)?|(?:{_roles(ROLE_VERBS, '_v')})\s++by)"
-        rf"\s*+@?(?<![A-Za-z0-9-])(?P<handle>{HANDLE})(?![\w@])",
-        regex.IGNORECASE,
+    (
+        _ANY_ROLE,
+        regex.compile(
+            rf"(?:(?:{_roles(ROLE_NOUNS, '')})\s*+(?:是|为|:|：)?"
+            rf"|(?:{_roles(ROLE_VERBS, '_v')})\s++by)"
+            rf"\s*+@?(?<![A-Za-z0-9-])(?P<handle>{HANDLE})(?![\w@])",
+            regex.IGNORECASE,
+        ),
     ),
     # X 作为共同作者, X co-authored, X (reviewer)
-    regex.compile(
-        rf"(?<![\w@.])@?(?P<handle>{HANDLE})(?![\w-])\s*+(?:作为|是|担任|[(（])?\s*+"
-        rf"(?:{_roles(ROLE_NOUNS, '')}|{_roles(ROLE_VERBS, '_v')})(?![A-Za-z])",
-        regex.IGNORECASE,
+    (
+        _ANY_ROLE,
+        regex.compile(
+            rf"(?<![\w@.])@?(?P<handle>{HANDLE})(?![\w-])\s*+(?:作为|是|担任|[(（])?\s*+"
+            rf"(?:{_roles(ROLE_NOUNS, '')}|{_roles(ROLE_VERBS, '_v')})(?![A-Za-z])",
+            regex.IGNORECASE,
+        ),
     ),
     # review 中 X 与作者…: a participant of the review
-    regex.compile(
-        rf"(?:review|评审|审阅)\s*(?:中|里|时)\s*@?(?P<handle>{HANDLE})(?P<reviewer>)",
-        regex.IGNORECASE,
+    (
+        regex.compile(r"review|评审|审阅", regex.IGNORECASE),
+        regex.compile(
+            rf"(?:review|评审|审阅)\s*(?:中|里|时)\s*@?(?P<handle>{HANDLE})(?P<reviewer>)",
+            regex.IGNORECASE,
+        ),
     ),
 )
 NOT_HANDLES = frozenset(
@@ -70,7 +83,9 @@ def extract_people(entry: Entry) -> list[Mention]:
     found: dict[str, Mention] = {}
     for match in AT_HANDLE.finditer(masked):
         _add(found, entry.text, match, _role_near(masked, match.start(), match.end()))
-    for pattern in BARE:
+    for needed, pattern in BARE:
+        if not needed.search(masked):
+            continue
         for match in pattern.finditer(masked):
             if masked[max(0, match.start("handle") - 1)] == "@":
                 continue  # an @handle, read above with its exact span
