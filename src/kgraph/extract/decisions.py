@@ -37,6 +37,10 @@ CONTRAST_AT_START = regex.compile(
     r"(?:而非|而不是|rather than|instead of)\s*(?P<rejected>.*)|比(?P<worse>[^，,；;。]{1,40}?)更",
     regex.IGNORECASE | regex.DOTALL,
 )
+# What every CONTRAST and CONTRAST_AT_START match contains.
+ANY_CONTRAST = regex.compile(
+    r"而非|而不是|rather than|instead of|替代|取代|代替|比", regex.IGNORECASE
+)
 # Inside a quote, "no longer" and "not" also make the quote a stance rather than a name.
 QUOTE_CONTRAST = regex.compile(
     r"而非|而不是|不再|rather than|instead of|\bnot\b|\bnever\b", regex.IGNORECASE
@@ -134,6 +138,12 @@ def _mentions(text: str, field: Field) -> list[Mention]:
 
 
 def _in_sentence(p: Prose, start: int, end: int) -> list[Candidate]:
+    if not (
+        p.quotes_in(start, end)
+        or ANY_CONTRAST.search(p.masked, start, end)
+        or ITEM_MARKER.search(p.masked, start, end)
+    ):
+        return []  # every decision is a quote, a contrast or a list item
     found: list[Candidate] = []
     items = _decision_items(p, start, end)
     for item in items:
