@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import json.encoder
 
+from kgraph.export.jsonenc import encoder
 from kgraph.export.rdf import Subjects
 from kgraph.export.reuse import BlockFile
 from kgraph.graph import Date, KnowledgeGraph, Node, Text, Value
@@ -77,11 +79,8 @@ def _record(node: Node, base: str) -> dict[str, object]:
     return record
 
 
-_dump = json.JSONEncoder(ensure_ascii=False).encode  # built once: dumps() builds one a call
-
-
-def _quote(text: str) -> str:
-    return _dump(text)
+_dump = encoder()
+_quote = json.encoder.encode_basestring  # a str's JSON, as `_dump` writes it
 
 
 def from_json(text: str) -> KnowledgeGraph:

@@ -11,7 +11,6 @@ instead of writing (`kgraph.export.reuse`).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from array import array
@@ -23,6 +22,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import regex
 
+from kgraph.export.jsonenc import encoder
 from kgraph.export.reuse import BlockFile, OldFile, read_range
 from kgraph.graph import Date, Edge, KnowledgeGraph, Text, Value
 from kgraph.iri import safe_iri
@@ -343,7 +343,8 @@ def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
             elif datatype == _STRING:
                 value = obj
             else:
-                value = {"@value": obj, "@type": names.get(datatype) or compact(datatype)}
+                kind = names.get(datatype) or names.setdefault(datatype, compact(datatype))
+                value = {"@value": obj, "@type": kind}
             key = names.get(pred) or names.setdefault(pred, compact(pred))
             node.setdefault(key, []).append(value)  # type: ignore[attr-defined]
         out.write(("\n" if out.at_start else ",\n") + _dump(node))
@@ -351,5 +352,4 @@ def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
     out.write("\n]}\n")
 
 
-# Built once: json.dumps with options builds an encoder at every call.
-_dump = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+_dump = encoder(sort_keys=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import json.encoder
 import os
 import sys
 from array import array
@@ -35,6 +34,7 @@ from typing import BinaryIO
 
 import kgraph
 from kgraph.atomic import write_all_atomic, write_atomic
+from kgraph.export.jsonenc import encoder
 from kgraph.graph import Date, Edge, KnowledgeGraph, Text
 
 FOLDER = Path(".kgraph") / "output"
@@ -48,6 +48,7 @@ EXPORT_CODE = (
     "export/rdf.py",
     "export/json_graph.py",
     "export/reuse.py",
+    "export/jsonenc.py",
     "graph.py",
     "iri.py",
     "vocab.py",
@@ -89,21 +90,9 @@ def _typed(value: object) -> object:
     raise TypeError(f"no fingerprint for {type(value).__name__}")
 
 
-def _encoder() -> Callable[[object], str]:
-    """Nodes and edges are named tuples, which JSON writes as arrays; attribute values are
-    str, int and bool (which JSON keeps apart) or Text and Date (tagged arrays, unlike any
-    str). `JSONEncoder.encode` makes a C encoder at each call, which is half the time of
-    a subject's fingerprint: the C encoder is made once where Python has one."""
-    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
-    if c_make_encoder is None:
-        return json.JSONEncoder(ensure_ascii=False, check_circular=False, default=_typed).encode
-    chunks = c_make_encoder(
-        None, _typed, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
-    )
-    return lambda value: "".join(chunks(value, 0))
-
-
-_encode = _encoder()
+# Nodes and edges are named tuples, which JSON writes as arrays; attribute values are str,
+# int and bool (which JSON keeps apart) or Text and Date (tagged arrays, unlike any str).
+_encode = encoder(default=_typed)
 
 
 @dataclass(frozen=True)
