@@ -3,6 +3,7 @@ parsers (pyoxigraph, rapper), every IRI is valid, and the HTML shows all of it a
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from checks import RDF_EXPORTS, assert_nothing_lost, build_reported, html_data, strings_in
 from kgraph.graph import node_id
 from kgraph.iri import escape_iri, is_absolute_iri, safe_iri
+from kgraph.vocab import NAMESPACES
 
 HOSTILE_TITLES = [
     "Fix <script>window.__pwned = 1</script> in the cache",
@@ -196,3 +198,44 @@ def test_export_jsonld_holds_the_same_triples_whatever_the_base(tmp_path, base) 
     }
     assert sets["graph.ttl"] == sets["graph.jsonld"] == sets["graph.nt"]
     assert any(base + "pr/" in triple for triple in sets["graph.jsonld"])
+
+
+def _pyoxigraph_turtle(ntriples: Path) -> bytes:
+    converted = io.BytesIO()
+    parsed = ox.parse(path=str(ntriples), format=ox.RdfFormat.N_TRIPLES)
+    ox.serialize(parsed, converted, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
+    return converted.getvalue()
+
+
+def _without_prefixes(turtle: bytes) -> bytes:
+    return b"".join(line for line in turtle.splitlines(True) if not line.startswith(b"@prefix"))
+
+
+def test_turtle_is_what_pyoxigraph_writes_from_the_ntriples(hostile_out) -> None:
+    """kgraph writes Turtle itself, subject by subject; pyoxigraph's serializer, fed the
+    N-Triples, is the reference for every escape, literal short form and prefixed name."""
+    out, _, _ = hostile_out
+    ours = (out / "graph.ttl").read_bytes()
+    expected = "".join(f"@prefix {p}: <{iri}> .\n" for p, iri in NAMESPACES.items())
+    assert ours.startswith(expected.encode())
+    assert _without_prefixes(ours) == _without_prefixes(_pyoxigraph_turtle(out / "graph.nt"))
+
+
+@pytest.mark.parametrize(
+    "base", ["https://w3id.org/kgraph/ns#", "http://purl.org/dc/terms/", "https://w3id.org/"]
+)
+def test_turtle_prefixes_node_iris_where_a_base_inside_a_namespace_lets_them(
+    hostile_out, tmp_path, base
+) -> None:
+    """A --base inside (or above) a vocabulary namespace makes node IRIs prefixed names,
+    escaped (`kg:pr\\/1`) or, where no local name can hold them, written whole."""
+    out, _, _ = hostile_out
+    folder = next(out.parent.glob("in *"))
+    code, stderr, _, _ = build_reported([str(folder)], tmp_path / "out", "--base", base)
+    assert code == 0, stderr
+    ours = (tmp_path / "out" / "graph.ttl").read_bytes()
+    assert _without_prefixes(ours) == _without_prefixes(
+        _pyoxigraph_turtle(tmp_path / "out" / "graph.nt")
+    )
+    if base != "https://w3id.org/":
+        assert b"\\/" in ours  # some node IRIs did become escaped prefixed names

@@ -1,16 +1,14 @@
 """Exporters: one per output file, one registry, and atomic writes.
 
 Every exporter streams its file into an open binary handle, subject by subject, so a large
-graph is never held as text. The RDF ones share one walk order, and Turtle is converted
-from the N-Triples file, written once. Files are written to temporary names and renamed
-together, so a build killed at any moment leaves the previous outputs intact.
+graph is never held as text; all of them walk the subjects in one order. Files are written
+to temporary names and renamed together, so a build killed at any moment leaves the
+previous outputs intact.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,7 +18,7 @@ from typing import BinaryIO
 from kgraph.atomic import Filler, Writer, fill, write_all_atomic
 from kgraph.export import html, json_graph, rdf, reuse
 from kgraph.graph import Edge, KnowledgeGraph
-from kgraph.interrupt import leave_stops_to_parent, signals_held
+from kgraph.interrupt import leave_stops_to_parent
 from kgraph.progress import Progress
 
 
@@ -29,11 +27,8 @@ class ExportInput:
     graph: KnowledgeGraph
     base: str
     options: dict[str, object] = field(default_factory=dict)
-    scratch: Path | None = None  # a folder for files shared between exporters
     previous: reuse.Previous | None = None  # the last build's outputs, to copy blocks from
     keep_index: bool = False  # fingerprint the subjects, to index the outputs for next time
-    _ntriples: rdf.NTriples | None = None
-    _scratch: Path | None = None
 
     @cached_property
     def out_edges(self) -> dict[str, list[Edge]]:
@@ -64,38 +59,13 @@ class ExportInput:
         matches, run_ends = self.matches if old else ((), ())
         return reuse.BlockFile(out, old, matches, run_ends, separated)
 
-    def ntriples(self) -> rdf.NTriples:
-        """The N-Triples file Turtle is converted from: the N-Triples output being written,
-        or a scratch file when that output was not asked for."""
-        if self._ntriples is None:
-            with signals_held():
-                fd, name = tempfile.mkstemp(dir=self.scratch, prefix=".graph.nt.", suffix=".tmp")
-                self._scratch = Path(name)
-            with os.fdopen(fd, "wb") as handle:
-                self.write_ntriples(reuse.BlockFile(handle), self._scratch)
-        assert self._ntriples is not None
-        return self._ntriples
-
-    def write_ntriples(self, out: reuse.BlockFile, path: Path) -> None:
-        """Write the N-Triples to `out`, a file at `path`, and remember it for Turtle."""
-        rdf.write_ntriples(self.subjects, out)
-        out.close()
-        self._ntriples = rdf.NTriples(
-            path, out.written.offsets[rdf.SUBJECTS], out.written.extra[rdf.LONGEST]
-        )
-
-    def discard_scratch(self) -> None:
-        if self._scratch is not None:
-            self._scratch.unlink(missing_ok=True)
-        self._scratch = self._ntriples = None
-
 
 def _ntriples(x: ExportInput, out: reuse.BlockFile) -> None:
-    x.write_ntriples(out, Path(out.out.name))  # Turtle is converted from it
+    rdf.write_ntriples(x.subjects, out)
 
 
 def _turtle(x: ExportInput, out: reuse.BlockFile) -> None:
-    rdf.write_turtle(x.ntriples(), x.subjects, out)
+    rdf.write_turtle(x.subjects, out)
 
 
 def _jsonld(x: ExportInput, out: reuse.BlockFile) -> None:
@@ -154,16 +124,14 @@ def export_all(
     """Write every output together: a failure leaves all the old ones.
 
     With `jobs` > 1 the files are written in that many forked processes, which share the
-    graph with this one; N-Triples and Turtle stay together, as Turtle is read from the
-    N-Triples file.
+    graph with this one.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    inputs.scratch = out_dir
     if not any(e.blocks for e in exporters):  # the page alone: no block to copy or index
         inputs.previous, inputs.keep_index = None, False
     if inputs.keep_index:
         reuse.discard(out_dir)  # the outputs are about to change under it
-    ordered = sorted(exporters, key=lambda e: e.write is not _ntriples)  # Turtle reads it
+    ordered = list(exporters)
     progress = progress or Progress()
     fill_all = None
     if jobs > 1 and len(ordered) > 1:
@@ -171,13 +139,12 @@ def export_all(
         progress.stage(f"writing {names} in {min(jobs, len(ordered))} processes")
         progress = Progress()  # the workers draw nothing
         _ = inputs.matches  # made once here, and shared with the workers by fork
-        fill_all = _in_processes(inputs, _groups(ordered), jobs)
+        fill_all = _in_processes(inputs, jobs)
     try:
         written = write_all_atomic(
             [(out_dir / e.filename, _bound(e, inputs, progress)) for e in ordered], fill_all
         )
     finally:
-        inputs.discard_scratch()
         if inputs.previous is not None:
             inputs.previous.close()
     results = [(e.filename, w) for e, w in zip(ordered, written, strict=True)]
@@ -212,23 +179,16 @@ def _bound(exporter: Exporter, inputs: ExportInput, progress: Progress) -> Write
     return write
 
 
-def _groups(ordered: Sequence[Exporter]) -> list[list[int]]:
-    """Indexes of the files one process writes: N-Triples with Turtle, the rest alone."""
-    rdf_pair = [i for i, e in enumerate(ordered) if e.write in (_ntriples, _turtle)]
-    rest = [[i] for i, e in enumerate(ordered) if i not in rdf_pair]
-    return ([rdf_pair] if rdf_pair else []) + rest  # the largest first
+# What the forked writers inherit: (inputs, temporary files). A module global, as writers
+# are closures, which cannot be pickled; `fork` hands them over as they are.
+_pending: tuple[ExportInput, Sequence[tuple[str, Writer]]] | None = None
 
 
-# What the forked writers inherit: (inputs, temporary files, groups). A module global, as
-# writers are closures, which cannot be pickled; `fork` hands them over as they are.
-_pending: tuple[ExportInput, Sequence[tuple[str, Writer]], list[list[int]]] | None = None
-
-
-def _in_processes(inputs: ExportInput, groups: list[list[int]], jobs: int) -> Filler:
+def _in_processes(inputs: ExportInput, jobs: int) -> Filler:
     def fill_all(files: Sequence[tuple[str, Writer]]) -> list[object]:
         global _pending
-        _pending = (inputs, files, groups)
-        tasks = list(range(len(groups)))
+        _pending = (inputs, files)
+        tasks = list(range(len(files)))
         if inputs.keep_index and "fingerprints" not in vars(inputs):
             tasks.append(FINGERPRINTS)  # made beside the writers, not after them
         context = multiprocessing.get_context("fork")
@@ -238,10 +198,8 @@ def _in_processes(inputs: ExportInput, groups: list[list[int]], jobs: int) -> Fi
             for task, done in zip(tasks, pool.map(_run_task, tasks, chunksize=1), strict=True):
                 if task == FINGERPRINTS:
                     vars(inputs)["fingerprints"] = done  # as the cached property would
-                    continue
-                assert isinstance(done, list)
-                for i, result in zip(groups[task], done, strict=True):
-                    results[i] = result
+                else:
+                    results[task] = done
             pool.close()
         finally:
             pool.terminate()
@@ -257,10 +215,7 @@ FINGERPRINTS = -1  # the task that fingerprints the subjects, for the output ind
 
 def _run_task(index: int) -> object:
     assert _pending is not None
-    inputs, files, groups = _pending
+    inputs, files = _pending
     if index == FINGERPRINTS:
         return inputs.fingerprints
-    try:
-        return [fill(*files[i]) for i in groups[index]]
-    finally:
-        inputs.discard_scratch()  # this process's own scratch N-Triples, if it made one
+    return fill(*files[index])

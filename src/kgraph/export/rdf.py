@@ -11,19 +11,15 @@ instead of writing (`kgraph.export.reuse`).
 
 from __future__ import annotations
 
-import os
 import re
-from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from io import BytesIO
-from pathlib import Path
 
 import pyoxigraph as ox
 import regex
 
 from kgraph.export.jsonenc import encoder
-from kgraph.export.reuse import BlockFile, OldFile, read_range
+from kgraph.export.reuse import BlockFile
 from kgraph.graph import Date, Edge, KnowledgeGraph, Text, Value
 from kgraph.iri import safe_iri
 from kgraph.vocab import (
@@ -150,157 +146,16 @@ def ntriples_lines(subject: str, terms: Sequence[Term]) -> list[str]:
 
 
 def write_ntriples(subjects: Subjects, out: BlockFile) -> None:
-    """Stream N-Triples, a block per subject; notes the longest literal (see `write_turtle`)."""
-    longest = 0
+    """Stream N-Triples, a block per subject."""
     out.section(SUBJECTS)
     base, ids = subjects.base, subjects.ids
     for index in out.fresh(len(ids)):
         node_id = ids[index]
-        terms = subjects.terms(node_id)
-        out.write("".join(ntriples_lines(base + node_id, terms)))
-        for _, obj, datatype, _ in terms:
-            if datatype and len(obj) > longest:
-                longest = len(obj)
+        out.write("".join(ntriples_lines(base + node_id, subjects.terms(node_id))))
     out.end_section()
-    if out.written.copied and out.old is not None:  # the copied blocks' literals were measured then
-        longest = max(longest, out.old.extra.get(LONGEST, 0))
-    out.written.extra[LONGEST] = longest
 
 
 SUBJECTS = "subjects"  # the one section of the RDF files: every subject's block
-LONGEST = "longest_literal"
-
-
-# pyoxigraph's parsers hold one token in a buffer of at most 16 MiB; a literal that could
-# come near it (4 bytes a character at worst) is handed over as an object instead.
-PARSER_TOKEN_LIMIT = 16 * 1024 * 1024
-
-
-def write_turtle(ntriples: NTriples, subjects: Subjects, out: BlockFile) -> None:
-    """Turtle by pyoxigraph, converted from the N-Triples file (a million triples a second),
-    or from the subjects' triples when a literal is too long for its parser.
-
-    A subject's Turtle does not depend on its neighbours (given the prefixes), so when
-    blocks can be copied from the last build, only the runs of subjects between them are
-    converted, each from its own part of the new N-Triples file."""
-    old = out.old
-    too_long = 4 * ntriples.longest_literal >= PARSER_TOKEN_LIMIT
-    if (
-        old is not None
-        and not too_long
-        and len(old.offsets.get(SUBJECTS, ())) > 1  # an empty graph's Turtle has no prefixes
-        and subjects.ids
-    ):
-        _turtle_reusing(ntriples, subjects, old, out)
-        return
-    parsed: Iterable[ox.Triple | ox.Quad]
-    if too_long:
-        parsed = _oxigraph_triples(subjects)
-    else:
-        parsed = ox.parse(path=str(ntriples.path), format=ox.RdfFormat.N_TRIPLES)
-    # No base_iri: pyoxigraph would also relativise the kg: namespace against it.
-    ox.serialize(parsed, out.out, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
-    out.out.flush()
-    starts = _turtle_blocks_in(out.out.name)
-    out.wrote_directly(starts[-1])
-    if len(starts) == len(subjects.ids) + 1:  # always, unless a subject was not told apart
-        out.written.offsets[SUBJECTS] = starts
-
-
-@dataclass(frozen=True, slots=True)
-class NTriples:
-    """The N-Triples file just written, where each subject's block is, and its longest
-    literal: what Turtle is converted from."""
-
-    path: Path
-    offsets: Sequence[int]
-    longest_literal: int
-
-
-_SUBJECT_LINE = re.compile(rb"(?<=\n)<")
-
-
-def _turtle_blocks(text: bytes) -> list[int]:
-    """Where each subject starts in pyoxigraph's Turtle: the lines that open with an IRI
-    (the others are prefixes, or indented predicates; literals are written escaped)."""
-    return [m.start() for m in _SUBJECT_LINE.finditer(text)]
-
-
-def _turtle_blocks_in(path: str, chunk: int = 1 << 24) -> array:
-    """`_turtle_blocks` of a file, read a chunk at a time, and its size at the end."""
-    starts = array("Q")
-    size = 0
-    with open(path, "rb") as handle:
-        previous = b"\n"  # the byte before the chunk: a line starts at the file's start
-        while data := handle.read(chunk):
-            starts.extend(size + m.start() - 1 for m in _SUBJECT_LINE.finditer(previous + data))
-            size += len(data)
-            previous = data[-1:]
-    starts.append(size)
-    return starts
-
-
-RUN_LIMIT = 1 << 24  # bytes of N-Triples converted at once, when blocks are reused
-
-
-def _turtle_reusing(ntriples: NTriples, subjects: Subjects, old: OldFile, out: BlockFile) -> None:
-    out.raw(read_range(old.fd, 0, old.offsets[SUBJECTS][0]))  # the prefixes
-    out.section(SUBJECTS)
-    source = os.open(ntriples.path, os.O_RDONLY)
-    run: list[int] = []
-
-    def convert() -> None:
-        start, end = ntriples.offsets[run[0]], ntriples.offsets[run[-1] + 1]
-        converted = BytesIO()
-        parsed = ox.parse(read_range(source, start, end), format=ox.RdfFormat.N_TRIPLES)
-        ox.serialize(parsed, converted, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
-        text = converted.getvalue()
-        starts = _turtle_blocks(text)
-        if len(starts) != len(run):
-            raise RuntimeError(f"Turtle of {len(run)} subjects came out in {len(starts)} blocks")
-        for index, begin, finish in zip(run, starts, [*starts[1:], len(text)], strict=True):
-            out.start(index)
-            out.raw(text[begin:finish])
-        run.clear()
-
-    try:
-        index = 0
-        while index < len(subjects.ids):
-            if out.copyable(index) is None:
-                if run and ntriples.offsets[index] - ntriples.offsets[run[0]] > RUN_LIMIT:
-                    convert()
-                run.append(index)
-                index += 1
-                continue
-            if run:
-                convert()
-            index = out.copy_run(index)
-        if run:
-            convert()
-    finally:
-        os.close(source)
-    out.end_section()
-
-
-def _oxigraph_triples(subjects: Subjects) -> Iterator[ox.Triple]:
-    iris: dict[str, ox.NamedNode] = {}
-
-    def iri(value: str) -> ox.NamedNode:
-        if value not in iris:
-            iris[value] = ox.NamedNode(value)
-        return iris[value]
-
-    for node_id in subjects.ids:
-        subject = subjects.base + node_id
-        for pred, obj, datatype, lang in subjects.terms(node_id):
-            term: ox.NamedNode | ox.Literal
-            if not datatype:
-                term = iri(obj)
-            elif lang:
-                term = ox.Literal(_SURROGATE.sub("\ufffd", obj), language=lang)
-            else:  # as the N-Triples escape does
-                term = ox.Literal(_SURROGATE.sub("\ufffd", obj), datatype=iri(datatype))
-            yield ox.Triple(iri(subject), iri(pred), term)
 
 
 def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
@@ -353,3 +208,106 @@ def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
 
 
 _dump = encoder(sort_keys=True)
+
+
+# --- Turtle ---------------------------------------------------------------------------------
+# Written subject by subject like N-Triples, in the form pyoxigraph's serializer gives (the
+# tests compare the two byte for byte, past the prefixes): each subject with its predicates
+# on tab-indented lines, a repeated predicate's objects joined by " , ". It used to be
+# converted from the N-Triples file by pyoxigraph, at three times the cost, in the same
+# process as N-Triples.
+
+TURTLE_PREFIXES = "".join(f"@prefix {name}: <{iri}> .\n" for name, iri in NAMESPACES.items())
+_XSD_INTEGER, _XSD_BOOLEAN = XSD + "integer", XSD + "boolean"
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+# A local name pyoxigraph writes as it is after its prefix; others are asked of it.
+_PLAIN_LOCAL = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.:-]*[A-Za-z0-9_-])?")
+_NAMESPACE = re.compile("|".join(map(re.escape, NAMESPACES.values())))  # the first that fits
+_PREFIX_OF = {namespace: name for name, namespace in NAMESPACES.items()}
+_TURTLE_NEEDS_ESCAPE = regex.compile(r'[\\"\x00-\x1f\x7f]')
+
+
+def turtle_iri(iri: str) -> str:
+    """`prefix:local` where a prefix covers the IRI, else `<iri>`."""
+    namespace = _NAMESPACE.match(iri)
+    if namespace is None:
+        return f"<{iri}>"
+    local = iri[namespace.end() :]
+    if _PLAIN_LOCAL.fullmatch(local):
+        return f"{_PREFIX_OF[namespace.group()]}:{local}"
+    return _pyoxigraph_iri(iri)
+
+
+def write_turtle(subjects: Subjects, out: BlockFile) -> None:
+    """Stream Turtle: the prefixes (none for an empty graph), then a block per subject."""
+    if subjects.ids:
+        out.write(TURTLE_PREFIXES)
+    out.section(SUBJECTS)
+    base, ids = subjects.base, subjects.ids
+    names = {RDF_TYPE: "a"}
+
+    # Unless --base lies inside a vocabulary namespace, no prefix covers a node's IRI.
+    covered = any(ns.startswith(base) or base.startswith(ns) for ns in NAMESPACES.values())
+
+    def iri(value: str) -> str:
+        return f"<{value}>" if not covered and value.startswith(base) else turtle_iri(value)
+
+    for index in out.fresh(len(ids)):
+        node_id = ids[index]
+        out.write(turtle_block(base + node_id, subjects.terms(node_id), names, iri))
+    out.end_section()
+
+
+def turtle_block(
+    subject: str,
+    terms: Sequence[Term],
+    names: dict[str, str],
+    iri: Callable[[str], str] = turtle_iri,
+) -> str:
+    """One subject's Turtle; `names` caches the Turtle of vocabulary IRIs."""
+    parts = [iri(subject), " "]
+    previous = ""
+    for pred, obj, datatype, lang in terms:
+        if pred == previous:
+            parts.append(" , ")
+        else:
+            if previous:
+                parts.append(" ;\n\t")
+            parts.append(names.get(pred) or names.setdefault(pred, turtle_iri(pred)))
+            parts.append(" ")
+            previous = pred
+        if not datatype:
+            parts.append(iri(obj))
+        elif lang:
+            parts.append(f'"{_turtle_escape(obj)}"@{lang.lower()}')
+        elif datatype == _STRING:
+            parts.append(f'"{_turtle_escape(obj)}"')
+        elif (datatype == _XSD_INTEGER and _INTEGER.fullmatch(obj)) or (
+            datatype == _XSD_BOOLEAN and obj in ("true", "false")
+        ):
+            parts.append(obj)
+        else:
+            kind = names.get(datatype) or names.setdefault(datatype, turtle_iri(datatype))
+            parts.append(f'"{_turtle_escape(obj)}"^^{kind}')
+    parts.append(" .\n")
+    return "".join(parts)
+
+
+def _pyoxigraph_iri(iri: str) -> str:
+    """How pyoxigraph writes an IRI its prefixes cover but whose local name needs escapes
+    (`kg:a\\/b`) or cannot be one (`<…#·a>`); reached only when `--base` lies inside a
+    vocabulary namespace."""
+    out = BytesIO()
+    triple = ox.Triple(ox.NamedNode("s:"), ox.NamedNode("p:"), ox.NamedNode(iri))
+    ox.serialize([triple], out, format=ox.RdfFormat.TURTLE, prefixes=NAMESPACES)
+    line = out.getvalue().decode().rsplit("\n", 2)[-2]
+    return line.removeprefix("<s:> <p:> ").removesuffix(" .")
+
+
+def _turtle_escape(text: str) -> str:
+    """As for N-Triples, but a lone surrogate becomes U+FFFD itself, as pyoxigraph reads
+    the N-Triples escape back."""
+    if text.isprintable() and "\\" not in text and '"' not in text:
+        return text
+    text = _SURROGATE.sub("\ufffd", text)
+    return _TURTLE_NEEDS_ESCAPE.sub(lambda m: _escape_one(m.group()), text)

@@ -101,7 +101,6 @@ class OldFile:
 
     fd: int
     offsets: Mapping[str, array]  # per section: N+1 positions for the last build's N subjects
-    extra: Mapping[str, int]  # what the writer noted, e.g. the longest literal
 
 
 @dataclass
@@ -219,7 +218,7 @@ def _old_file(
     if [stat.st_size, stat.st_mtime_ns, stat.st_ino] != meta["stat"] or not S_ISREG(stat.st_mode):
         os.close(fd)
         return None  # rewritten or edited since: its blocks are not where the index says
-    return OldFile(fd, offsets, meta.get("extra", {}))
+    return OldFile(fd, offsets)
 
 
 def read_range(fd: int, start: int, end: int) -> bytes:
@@ -252,7 +251,6 @@ class Written:
     """What a writer reports of the file it wrote: each section's block positions."""
 
     offsets: dict[str, array] = field(default_factory=dict)
-    extra: dict[str, int] = field(default_factory=dict)
     size: int = 0  # bytes
     copied: int = 0  # bytes copied from the last build's file
 
@@ -302,11 +300,6 @@ class BlockFile:
         """Start a section: a run of blocks, one per subject, in the shared order."""
         self._section = self.written.offsets[name] = array("Q")
         self._old_section = self.old.offsets.get(name) if self.old is not None else None
-
-    def wrote_directly(self, size: int) -> None:
-        """The writer wrote `size` bytes to `out` itself, before anything else."""
-        assert self.position == 0 and not self.parts
-        self.position = size
 
     @property
     def at_start(self) -> bool:
@@ -420,7 +413,6 @@ def save(
         files[filename] = {
             "stat": [stat.st_size, stat.st_mtime_ns, stat.st_ino],
             "sections": sorted(result.offsets),
-            "extra": result.extra,
         }
         for section, positions in result.offsets.items():
             blobs[f"{filename}.{section}.offsets"] = _one(positions.tobytes())
