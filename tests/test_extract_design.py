@@ -125,6 +125,8 @@ def test_topics_from_titles_through_the_alias_table(title: str, topics: list[str
         ),
         ("Thanks @a-b for the report; mail x@y.org.", [("a-b", "")]),
         ("The follow-up #52076 rewrote the misleading comment and co-authored docs.", []),
+        ("reviewed by zhuohan123 in two rounds.", [("zhuohan123", "reviewer")]),
+        ("Reviewed by: zhuohan123 in two rounds.", []),  # the name must follow "by"
     ],
 )
 def test_people_handles_and_roles(text: str, people: list[tuple[str, str]]) -> None:
@@ -155,6 +157,16 @@ def test_audience_as_written(text: str, audience: str) -> None:
 
 def test_audience_none_when_the_review_names_no_readers() -> None:
     assert extract_audience(entry("建议读者顺手排查自己代码里是否存在绕过入口的路径。")) == []
+
+
+def test_audience_is_found_in_each_clause_and_never_across_a_line() -> None:
+    text = "改动很小，但维护调度器的同学值得一看；\n另外面向\n做量化的工程师"
+    mentions = extract_audience(entry(text))
+    assert sorted(m.key for m in mentions) == ["做量化的工程师", "维护调度器的同学"]
+    assert all(text[m.start : m.end] == m.surface for m in mentions)
+    assert extract_audience(entry("值得一看，维护调度器的\n同学")) == []  # a line apart
+    # a role verb in one clause and a reader word in another make no description
+    assert extract_audience(entry("负责调度，同学们都看过")) == []
 
 
 def test_follow_ups_keep_the_condition_and_skip_plain_sentences() -> None:
