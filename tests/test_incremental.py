@@ -4,6 +4,7 @@ same bytes as a clean build's."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -15,7 +16,7 @@ from conftest import DATA_OUTPUTS as OUTPUTS
 from conftest import ONLY_DATA as ONLY
 from conftest import SEED_DIGEST, SEEDS
 from conftest import build as _build
-from kgraph import cache
+from kgraph import atomic, cache
 
 
 @pytest.fixture
@@ -252,3 +253,23 @@ def test_incremental_cached_digest_reports_its_problems_again(tmp_path) -> None:
     assert "bad.jsonl:5: warning: entry of" in first[2]
     assert again[2] == first[2]
     assert _counts(again[1]) == (0, 1, 0)
+
+
+def test_only_the_outputs_and_the_manifest_are_flushed_to_disk(
+    corpus, tmp_path, monkeypatch
+) -> None:
+    """The extraction cache and the output index are caches: a file a crash damages is a
+    miss, so they skip fsync (0.3 ms a file, 6,000 files at 100k entries); the outputs do not."""
+    flushed: list[str] = []
+    real_fsync = atomic.os.fsync
+
+    def fsync(fd: int) -> None:
+        flushed.append(Path(os.readlink(f"/proc/self/fd/{fd}")).name)
+        real_fsync(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    code, _, stderr = build([str(corpus)], tmp_path / "out")
+    assert code == 0, stderr
+    written = sorted(re.sub(r"^\.(.+?)\.\w+\.tmp$", r"\1", name) for name in flushed)
+    assert written == sorted([*OUTPUTS, cache.MANIFEST]), flushed
+    assert len(list((tmp_path / "out" / cache.FOLDER).iterdir())) > 10  # written, not flushed

@@ -16,8 +16,11 @@ from kgraph.interrupt import checkpoint, signals_held
 Writer = Callable[[BinaryIO], object]
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    write_all_atomic([(path, lambda out: out.write(data))])
+def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
+    """`durable=False` skips the flush to disk, for files that are only caches: one that a
+    crash leaves damaged is read as a miss. A flush costs about 0.3 ms a file here, and a
+    100k-entry build caches 6,000 digests."""
+    write_all_atomic([(path, lambda out: out.write(data))], durable=durable)
 
 
 # Fills (temporary name, writer)s, and returns what each writer returned.
@@ -25,7 +28,7 @@ Filler = Callable[[Sequence[tuple[str, Writer]]], list[object]]
 
 
 def write_all_atomic(
-    files: Sequence[tuple[Path, Writer]], fill_all: Filler | None = None
+    files: Sequence[tuple[Path, Writer]], fill_all: Filler | None = None, durable: bool = True
 ) -> list[object]:
     """Stream every file to a temporary name beside it, then rename them all into place.
 
@@ -46,9 +49,8 @@ def write_all_atomic(
                 fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
                 temps.append((tmp, path))
             os.close(fd)
-        results = (fill_all or fill_each)(
-            [(tmp, write) for (tmp, _), (_, write) in zip(temps, files, strict=True)]
-        )
+        pending = [(tmp, write) for (tmp, _), (_, write) in zip(temps, files, strict=True)]
+        results = fill_all(pending) if fill_all else fill_each(pending, durable)
         checkpoint()
         with signals_held():
             for tmp, path in temps:
@@ -60,22 +62,24 @@ def write_all_atomic(
         raise
 
 
-def fill_each(files: Sequence[tuple[str, Writer]]) -> list[object]:
+def fill_each(files: Sequence[tuple[str, Writer]], durable: bool = True) -> list[object]:
     results = []
     for tmp, write in files:
         checkpoint()
-        results.append(fill(tmp, write))
+        results.append(fill(tmp, write, durable))
     return results
 
 
-def fill(tmp: str, write: Writer) -> object:
-    """Write and flush to disk, with the permissions a plain `open` would give. The handle
-    is opened by name, so a writer can tell a later one where its file is."""
+def fill(tmp: str, write: Writer, durable: bool = True) -> object:
+    """Write and flush to disk (unless not `durable`), with the permissions a plain `open`
+    would give. The handle is opened by name, so a writer can tell a later one where its
+    file is."""
     umask = os.umask(0)
     os.umask(umask)
     with open(tmp, "wb") as handle:
         os.fchmod(handle.fileno(), 0o666 & ~umask)
         result = write(handle)
         handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            os.fsync(handle.fileno())
     return result

@@ -97,7 +97,7 @@ class ExtractionCache:
     def store(self, key: str, value: ExtractedDigest) -> None:
         try:
             data = _encode(value).encode("utf-8", "surrogatepass")
-            write_atomic(self.folder / f"{key}.json", data)
+            write_atomic(self.folder / f"{key}.json", data, durable=False)  # a miss if lost
         except OSError:
             pass  # a cache that cannot be written only costs the next build time
 

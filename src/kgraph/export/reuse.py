@@ -420,8 +420,11 @@ def save(
         if stale.name not in blobs:
             stale.unlink()
     hashes: dict[str, str] = {}
+    # Not flushed to disk: what a crash damages fails its hash, and the outputs are written
+    # afresh rather than copied.
     write_all_atomic(
-        [(folder / name, _hashed(chunks, name, hashes)) for name, chunks in blobs.items()]
+        [(folder / name, _hashed(chunks, name, hashes)) for name, chunks in blobs.items()],
+        durable=False,
     )
     index = {
         "key": index_key(base),
@@ -429,7 +432,7 @@ def save(
         "files": files,
         "sha256": dict(sorted(hashes.items())),
     }
-    write_atomic(folder / INDEX, json.dumps(index, sort_keys=True).encode())
+    write_atomic(folder / INDEX, json.dumps(index, sort_keys=True).encode(), durable=False)
 
 
 def _one(data: bytes) -> Callable[[], Iterator[bytes]]:
