@@ -131,13 +131,18 @@ def _encode(value: ExtractedDigest) -> str:
     document = {
         "digest": None if r.digest is None else _digest_row(r.digest),
         "entries": [_entry_row(e) for e in r.entries],
-        "mentions": [[_mention_row(m) for m in ms] for ms in value.mentions],
+        "mentions": value.mentions,  # named tuples: arrays, their StrEnums strings
         "problems": [_problem_row(p) for p in r.problems],
         "extraction": [_problem_row(p) for p in value.problems],
         "sha256": value.sha256,
     }
     # Written with surrogatepass: a lone surrogate (from a JSON Lines escape) round-trips.
     return json.dumps(document, ensure_ascii=False)
+
+
+# By value: a dictionary lookup, where calling the enum runs Python code (a million a build).
+_KINDS = {kind.value: kind for kind in Kind}
+_FIELDS = {field.value: field for field in Field}
 
 
 def _decode(document: dict[str, object]) -> ExtractedDigest:
@@ -149,7 +154,7 @@ def _decode(document: dict[str, object]) -> ExtractedDigest:
     )
     mentions = tuple(
         tuple(
-            Mention(Kind(k), key, surface, start, end, Field(f), detail)
+            Mention(_KINDS[k], key, surface, start, end, _FIELDS[f], detail)
             for k, key, surface, start, end, f, detail in entry
         )
         for entry in document["mentions"]  # type: ignore[attr-defined]
@@ -173,10 +178,6 @@ def _digest_row(d: Digest) -> list[object]:
 
 def _entry_row(e: Entry) -> list[object]:
     return [e.source, e.line, e.title, e.text, e.repo, e.date, e.url, e.number]
-
-
-def _mention_row(m: Mention) -> list[object]:
-    return [m.kind.value, m.key, m.surface, m.start, m.end, m.field.value, m.detail]
 
 
 def _problem_row(p: Problem) -> list[object]:

@@ -1,13 +1,17 @@
 """The plain values that flow down the pipeline: entries, mentions, problems.
 
-Every value is a frozen, ordered dataclass: hashing gives deduplication for free and
-ordering gives deterministic output without a sort key at every call site.
+Every value is immutable and ordered: hashing gives deduplication for free and ordering
+gives deterministic output without a sort key at every call site. Most are frozen
+dataclasses; `Mention` is a named tuple, like the graph's `Node` and `Edge`, as a large
+corpus has over a million of them, and a tuple is made, pickled (between the `--jobs`
+workers and the build) and compared in C, where a frozen dataclass runs Python code.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -58,8 +62,7 @@ class Field(StrEnum):
     TEXT = "text"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Mention:
+class Mention(NamedTuple):
     """A span of an entry that denotes something.
 
     `key` is the normalised identity (a path, a qualified name, an issue number, a pattern
