@@ -1,12 +1,13 @@
 """RDF exports: N-Triples, Turtle and JSON-LD, streamed subject by subject in sorted order.
 
-We write N-Triples ourselves (escaping is simple and exactly specified) and let pyoxigraph
-turn that file into Turtle: rdflib's serialiser is the bottleneck on large graphs (about
-40 s for a million triples against 1 s). JSON-LD is written as compact JSON, one subject a
-line, with a @context, which rdflib or any JSON-LD processor expands back to the same
-triples. No writer holds the whole graph's triples or text: a 100k-entry build has 12
-million triples. Each subject is one block of each file, which the next build may copy
-instead of writing (`kgraph.export.reuse`).
+We write every format ourselves from each subject's sorted triples: rdflib's serialiser
+is the bottleneck on large graphs (about 40 s for a million triples). N-Triples escaping
+is simple and exactly specified; Turtle takes the form pyoxigraph's serialiser gives, which
+the tests compare it with. JSON-LD is written as compact JSON, one subject a line, with a
+@context, which rdflib or any JSON-LD processor expands back to the same triples. No
+writer holds the whole graph's triples or text: a 100k-entry build has 14 million triples.
+Each subject is one block of each file, which the next build may copy instead of writing
+(`kgraph.export.reuse`).
 """
 
 from __future__ import annotations
@@ -214,8 +215,8 @@ _dump = encoder(sort_keys=True)
 # Written subject by subject like N-Triples, in the form pyoxigraph's serializer gives (the
 # tests compare the two byte for byte, past the prefixes): each subject with its predicates
 # on tab-indented lines, a repeated predicate's objects joined by " , ". It used to be
-# converted from the N-Triples file by pyoxigraph, at three times the cost, in the same
-# process as N-Triples.
+# converted from the N-Triples file by pyoxigraph once that file was written, which made
+# N-Triples and Turtle together the longest task of a `-j` build.
 
 TURTLE_PREFIXES = "".join(f"@prefix {name}: <{iri}> .\n" for name, iri in NAMESPACES.items())
 _XSD_INTEGER, _XSD_BOOLEAN = XSD + "integer", XSD + "boolean"

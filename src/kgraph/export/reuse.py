@@ -221,7 +221,7 @@ def _old_file(
     return OldFile(fd, offsets)
 
 
-def read_range(fd: int, start: int, end: int) -> bytes:
+def _read_range(fd: int, start: int, end: int) -> bytes:
     data = os.pread(fd, end - start, start)
     if len(data) != end - start:
         raise OSError(f"a file kgraph is reading was cut short (at {start + len(data)})")
@@ -241,7 +241,7 @@ def copy_range(source: int, start: int, end: int, out: BinaryIO) -> None:
     except (AttributeError, OSError):  # not on this system or between these file systems
         while start < end:
             step = min(end, start + (16 << 20))
-            os.write(target, read_range(source, start, step))
+            os.write(target, _read_range(source, start, step))
             start = step
     out.seek(0, os.SEEK_END)  # the buffered writer's idea of its position, made true
 
