@@ -20,7 +20,7 @@ import regex
 
 from kgraph import design
 from kgraph.catalog import Knowledge, builtin_knowledge
-from kgraph.graph import Date, KnowledgeGraph, Node, Value, node_id
+from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Value, node_id
 from kgraph.model import Digest, Entry, Kind, Mention
 from kgraph.resolve import (
     Resolution,
@@ -507,18 +507,22 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
     of edges that say nothing.
     """
     homes: dict[str, set[str]] = defaultdict(set)
+    touches: list[Edge] = []  # one pass over the millions of edges, not two
     for edge in graph.edges:
         if edge.relation == "definedIn":
             homes[edge.source].add(edge.target)
+        elif edge.relation in ("touchesFile", "mentionsSymbol"):
+            touches.append(edge)
+    counts: dict[str, bool] = {}  # per entity: not external (a node's attributes are a scan)
     touched_by: dict[str, set[str]] = defaultdict(set)
-    for edge in graph.edges:
-        if edge.relation in ("touchesFile", "mentionsSymbol"):
-            target = graph.nodes[edge.target]
-            if target.get("isExternal") is not True:
-                touched_by[edge.target].add(edge.source)
-                home = homes.get(edge.target, ())
-                if len(home) == 1:
-                    touched_by[next(iter(home))].add(edge.source)
+    for source, _, target in touches:
+        if (internal := counts.get(target)) is None:
+            internal = counts[target] = graph.nodes[target].get("isExternal") is not True
+        if internal:
+            touched_by[target].add(source)
+            home = homes.get(target, ())
+            if len(home) == 1:
+                touched_by[next(iter(home))].add(source)
     for entity, prs in touched_by.items():
         node = graph.nodes[entity]
         graph.add(Node(entity, node.kind, node.label, (("prCount", len(prs)),)))
