@@ -366,6 +366,7 @@ def _add_pull_request(
         )
         graph.link(eid, "partOf", digest_id(item.digest))
         graph.link(pr_id, "describedBy", eid)
+        mention_prefix = eid.replace("entry/", "mention/", 1)
         for m in item.mentions:
             target = _entity_for(graph, pr, m, paths, names, resolved, resolver) or (
                 design.add_entity(graph, _scope(pr.repo), m, knowledge)
@@ -382,15 +383,15 @@ def _add_pull_request(
                 defined_in = _entity_for(graph, pr, file_mention, paths, names, resolved, resolver)
                 if defined_in:
                     graph.link(target, "definedIn", defined_in)
-            mention_id = f"{eid}/{m.field.value}-{m.start}-{m.end}{design.mention_suffix(m)}"
-            mention_id = mention_id.replace("entry/", "mention/", 1)
+            field = m.field.value
+            mention_id = f"{mention_prefix}/{field}-{m.start}-{m.end}{design.mention_suffix(m)}"
             span = (("surface", m.surface), _pair("start", m.start), _pair("end", m.end))
             graph.add(
                 Node(
                     mention_id,
                     "Mention",
                     m.surface,
-                    (*span, _pair("field", m.field.value), *design.mention_attributes(m)),
+                    (*span, _pair("field", field), *design.mention_attributes(m)),
                 )
             )
             graph.link(mention_id, "inEntry", eid)
