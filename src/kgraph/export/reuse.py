@@ -285,9 +285,7 @@ class BlockFile:
         self._old_section: array | None = None
 
     def write(self, text: str) -> None:
-        self.raw(text.encode("utf-8"))
-
-    def raw(self, data: bytes) -> None:
+        data = text.encode("utf-8")
         if self.pending is not None:
             self._copy_pending()
         self.parts.append(data)
@@ -307,7 +305,7 @@ class BlockFile:
         section = self._section
         return section is not None and (not section or self.position == section[0])
 
-    def copyable(self, index: int) -> tuple[int, int] | None:
+    def _copyable(self, index: int) -> tuple[int, int] | None:
         """Where subject `index`'s unchanged block is in the old file, if it can be copied."""
         old = self._old_section
         if old is None or (self.separated and self.at_start):
@@ -328,23 +326,23 @@ class BlockFile:
         of them, on a daily rebuild) is copied as one range, with no step per subject."""
         index = 0
         while index < count:
-            after = self.copy_run(index)
+            after = self._copy_run(index)
             if after > index:
                 index = after
                 continue
-            self.start(index)
+            self._start(index)
             yield index
             index += 1
 
-    def start(self, index: int) -> None:
+    def _start(self, index: int) -> None:
         """Start the block of subject `index`, which the writer writes."""
         assert self._section is not None and len(self._section) == index
         self._section.append(self.position)
 
-    def copy_run(self, index: int) -> int:
+    def _copy_run(self, index: int) -> int:
         """Copy subject `index`'s block, and those after it that followed it in the old
         file too; returns the subject after them (`index` when nothing could be copied)."""
-        found = self.copyable(index)
+        found = self._copyable(index)
         if found is None:
             return index
         start, at = found[0], self.matches[index]
