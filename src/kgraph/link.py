@@ -314,6 +314,7 @@ def link(
     canonical_path = {scope: _canonical_paths(p) for scope, p in paths_by_scope.items()}
     canonical_name = {scope: _canonical_symbols(n) for scope, n in names_by_scope.items()}
 
+    entities: dict[tuple[str | None, Kind, str, str], str | None] = {}
     for pr in prs:
         _add_pull_request(
             graph,
@@ -322,6 +323,7 @@ def link(
             canonical_name.get(pr.repo, {}),
             options.knowledge,
             resolvers.get(pr.repo or ""),
+            entities,
         )
     _derive_shared_code(graph, options.share_limit)
     return graph
@@ -334,7 +336,16 @@ def _add_pull_request(
     names: Mapping[str, str],
     knowledge: Knowledge,
     resolver: Resolver | None = None,
+    entities: dict[tuple[str | None, Kind, str, str], str | None] | None = None,
 ) -> None:
+    """The PR's node, its entries, and for each mention a node and the entity it denotes.
+
+    `entities` remembers the entity of each (repository, kind, key, detail) met so far: a
+    corpus names the same symbol or file in many PRs, and without a checkout the entity
+    depends on nothing else, so its nodes and edges, made once, need not be made again.
+    """
+    # With a checkout, a mention is resolved in the context of its PR's other mentions.
+    remembered = entities if resolver is None else None
     first = pr.items[0].entry
     attrs: list[tuple[str, Value]] = [("title", first.title), ("repositoryBasis", pr.repo_basis)]
     if pr.number is not None:
@@ -350,6 +361,18 @@ def _add_pull_request(
         repo_id = graph.add(Node(node_id("repo", *pr.repo.split("/")), "Repository", pr.repo))
         graph.link(pr_id, "inRepository", repo_id)
     resolved = resolver.resolve(m for i in pr.items for m in i.mentions) if resolver else {}
+
+    def denoted(m: Mention) -> str | None:
+        if remembered is not None:
+            memo = (pr.repo, m.kind, m.key, m.detail)
+            if (known := remembered.get(memo, _UNSEEN)) is not _UNSEEN:
+                return known
+        target = _entity_for(graph, pr, m, paths, names, resolved, resolver) or (
+            design.add_entity(graph, _scope(pr.repo), m, knowledge)
+        )
+        if remembered is not None:
+            remembered[memo] = target
+        return target
 
     for item in pr.items:
         entry = item.entry
@@ -368,9 +391,7 @@ def _add_pull_request(
         graph.link(pr_id, "describedBy", eid)
         mention_prefix = eid.replace("entry/", "mention/", 1)
         for m in item.mentions:
-            target = _entity_for(graph, pr, m, paths, names, resolved, resolver) or (
-                design.add_entity(graph, _scope(pr.repo), m, knowledge)
-            )
+            target = denoted(m)
             if target is None:
                 continue
             relation = RELATIONS.get(m.kind, "mentionsSymbol")
@@ -379,9 +400,7 @@ def _add_pull_request(
             # "`lru.py` 的 `evict()`" says where a name is; with a checkout, only for a name
             # it lacks (an ambiguous one carries its candidates instead).
             if m.detail.startswith("in:") and (found is None or found.status is Status.MISSING):
-                file_mention = home_mention(m.detail[3:])
-                defined_in = _entity_for(graph, pr, file_mention, paths, names, resolved, resolver)
-                if defined_in:
+                if defined_in := denoted(home_mention(m.detail[3:])):
                     graph.link(target, "definedIn", defined_in)
             field = m.field.value
             mention_id = f"{mention_prefix}/{field}-{m.start}-{m.end}{design.mention_suffix(m)}"
@@ -396,6 +415,9 @@ def _add_pull_request(
             )
             graph.link(mention_id, "inEntry", eid)
             graph.link(mention_id, "denotes", target)
+
+
+_UNSEEN = "\0"  # no node id: ids are never empty
 
 
 @lru_cache(maxsize=1024)
