@@ -9,7 +9,7 @@ that exporters turn into IRIs under a configurable base.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from sys import intern
@@ -71,7 +71,9 @@ class KnowledgeGraph:
     """Nodes by id and a set of edges; iteration is always in sorted order."""
 
     nodes: dict[str, Node] = field(default_factory=dict)
-    edges: set[Edge] = field(default_factory=set)
+    edges: set[Edge] = field(default_factory=set, init=False)  # add with `link`
+    # The same edges under their source, in the order they were linked: see `out_edges`.
+    _out: dict[str, list[Edge]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def add(self, node: Node) -> str:
         """Add a node, merging attributes with an existing node of the same id."""
@@ -87,7 +89,15 @@ class KnowledgeGraph:
         its own copy of ids made afresh for every mention. The tuple is made directly, as
         `Edge(...)` goes through a Python-level `__new__` (a 100k-entry build links 5
         million times)."""
-        self.edges.add(_new_tuple(Edge, (intern(source), relation, intern(target))))
+        edge = _new_tuple(Edge, (intern(source), relation, intern(target)))
+        edges = self.edges
+        known = len(edges)
+        edges.add(edge)
+        if len(edges) != known:  # one hash of the edge, not two
+            if (out := self._out.get(edge[0])) is None:
+                self._out[edge[0]] = [edge]
+            else:
+                out.append(edge)
 
     def sorted_nodes(self) -> list[Node]:
         return [self.nodes[k] for k in sorted(self.nodes)]
@@ -95,16 +105,18 @@ class KnowledgeGraph:
     def sorted_edges(self) -> list[Edge]:
         return sorted(self.edges)
 
-    def out_edges(self) -> dict[str, list[Edge]]:
-        """Each source's edges, sorted by relation and target."""
-        grouped: dict[str, list[Edge]] = {}
-        for edge in self.edges:
-            grouped.setdefault(edge.source, []).append(edge)
+    def out_edges(self) -> Mapping[str, list[Edge]]:
+        """Each source's edges, sorted by relation and target; read-only.
+
+        The edges are grouped as they are linked, while their source is fresh in memory:
+        grouping the set afterwards visited 4 million edges of a 100k-entry graph in hash
+        order, a cache miss each, and took five times as long as sorting the groups.
+        """
         by_relation_and_target = itemgetter(1, 2)  # a key sorts many times faster than __lt__
-        for edges in grouped.values():
+        for edges in self._out.values():
             if len(edges) > 1:
                 edges.sort(key=by_relation_and_target)
-        return grouped
+        return self._out
 
     def of_kind(self, kind: str) -> Iterator[Node]:
         return (n for n in self.sorted_nodes() if n.kind == kind)

@@ -9,7 +9,7 @@ previous outputs intact.
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -31,7 +31,7 @@ class ExportInput:
     keep_index: bool = False  # fingerprint the subjects, to index the outputs for next time
 
     @cached_property
-    def out_edges(self) -> dict[str, list[Edge]]:
+    def out_edges(self) -> Mapping[str, list[Edge]]:
         """Each source's edges, sorted: the graph's adjacency, built once for every writer."""
         return self.graph.out_edges()
 
