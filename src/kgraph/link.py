@@ -399,9 +399,12 @@ def _add_pull_request(
             found = resolved.get(m) if resolved else None  # a mention hashes in Python
             # "`lru.py` 的 `evict()`" says where a name is; with a checkout, only for a name
             # it lacks (an ambiguous one carries its candidates instead).
-            if m.detail.startswith("in:") and (found is None or found.status is Status.MISSING):
-                if defined_in := denoted(home_mention(m.detail[3:])):
-                    graph.link(target, "definedIn", defined_in)
+            if (
+                m.detail.startswith("in:")
+                and (found is None or found.status is Status.MISSING)
+                and (defined_in := denoted(home_mention(m.detail[3:])))
+            ):
+                graph.link(target, "definedIn", defined_in)
             field = m.field.value
             mention_id = f"{mention_prefix}/{field}-{m.start}-{m.end}{design.mention_suffix(m)}"
             span = (("surface", m.surface), _pair("start", m.start), _pair("end", m.end))
