@@ -534,11 +534,12 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
     """
     homes: dict[str, set[str]] = defaultdict(set)
     touches: list[Edge] = []  # one pass over the millions of edges, not two
-    for edge in graph.edges:
-        if edge.relation == "definedIn":
-            homes[edge.source].add(edge.target)
-        elif edge.relation in ("touchesFile", "mentionsSymbol"):
-            touches.append(edge)
+    for edges in graph.edge_groups():
+        for edge in edges:
+            if edge.relation == "definedIn":
+                homes[edge.source].add(edge.target)
+            elif edge.relation in ("touchesFile", "mentionsSymbol"):
+                touches.append(edge)
     counts: dict[str, bool] = {}  # per entity: not external (a node's attributes are a scan)
     touched_by: dict[str, set[str]] = defaultdict(set)
     for source, _, target in touches:
