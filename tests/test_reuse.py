@@ -68,6 +68,17 @@ def test_reuse_added_digest_copies_the_rest(corpus, tmp_path, jobs) -> None:
     same_as_clean(added, out, tmp_path)
 
 
+def test_reuse_index_of_parallel_build_is_the_serial_ones(corpus, tmp_path) -> None:
+    """With -j the subjects are fingerprinted in parts by several workers; joined in the
+    wrong order, the next build would copy blocks of the wrong subjects."""
+    for jobs in ("1", "3"):
+        build([corpus], tmp_path / jobs, "-j", jobs)
+    index = Path(reuse.FOLDER)
+    fingerprints = (tmp_path / "1" / index / "fingerprints.bin").read_bytes()
+    assert len(fingerprints) > 100 * reuse.SIZE
+    assert (tmp_path / "3" / index / "fingerprints.bin").read_bytes() == fingerprints
+
+
 def test_reuse_removed_digest_and_changed_links(corpus, tmp_path) -> None:
     inputs = tmp_path / "digests"
     shutil.copytree(corpus, inputs)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from kgraph.atomic import Filler, Writer, fill, write_all_atomic
 from kgraph.export import html, json_graph, rdf, reuse
@@ -124,7 +124,7 @@ def export_all(
     """Write every output together: a failure leaves all the old ones.
 
     With `jobs` > 1 the files are written in that many forked processes, which share the
-    graph with this one.
+    graph with this one; the subjects are fingerprinted in as many parts, beside them.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     if not any(e.blocks for e in exporters):  # the page alone: no block to copy or index
@@ -138,6 +138,10 @@ def export_all(
         names = ", ".join(e.filename for e in ordered)
         progress.stage(f"writing {names} in {min(jobs, len(ordered))} processes")
         progress = Progress()  # the workers draw nothing
+        if inputs.previous is not None and "fingerprints" not in vars(inputs):
+            # Needed before any block is written: what to copy depends on them.
+            parts = _in_pool(inputs, (), _parts(len(inputs.subjects.ids), jobs), jobs)
+            vars(inputs)["fingerprints"] = _joined(parts)  # as the cached property would
         _ = inputs.matches  # made once here, and shared with the workers by fork
         fill_all = _in_processes(inputs, jobs)
     try:
@@ -179,43 +183,59 @@ def _bound(exporter: Exporter, inputs: ExportInput, progress: Progress) -> Write
     return write
 
 
-# What the forked writers inherit: (inputs, temporary files). A module global, as writers
+# What the forked workers inherit: (inputs, temporary files). A module global, as writers
 # are closures, which cannot be pickled; `fork` hands them over as they are.
 _pending: tuple[ExportInput, Sequence[tuple[str, Writer]]] | None = None
+
+# A task of the pool: the index of a file to write, or a slice of the subjects to fingerprint.
+Task = int | slice
 
 
 def _in_processes(inputs: ExportInput, jobs: int) -> Filler:
     def fill_all(files: Sequence[tuple[str, Writer]]) -> list[object]:
-        global _pending
-        _pending = (inputs, files)
-        tasks = list(range(len(files)))
+        tasks: list[Task] = list(range(len(files)))
         if inputs.keep_index and "fingerprints" not in vars(inputs):
-            tasks.append(FINGERPRINTS)  # made beside the writers, not after them
-        context = multiprocessing.get_context("fork")
-        pool = context.Pool(min(jobs, len(tasks)), initializer=leave_stops_to_parent)
-        results: list[object] = [None] * len(files)
-        try:
-            for task, done in zip(tasks, pool.map(_run_task, tasks, chunksize=1), strict=True):
-                if task == FINGERPRINTS:
-                    vars(inputs)["fingerprints"] = done  # as the cached property would
-                else:
-                    results[task] = done
-            pool.close()
-        finally:
-            pool.terminate()
-            pool.join()
-            _pending = None
-        return results
+            # In parts after the files, so that they even out the workers' loads.
+            tasks += _parts(len(inputs.subjects.ids), jobs)
+        done = _in_pool(inputs, files, tasks, jobs)
+        if parts := [d for t, d in zip(tasks, done, strict=True) if isinstance(t, slice)]:
+            vars(inputs)["fingerprints"] = _joined(parts)
+        return [d for t, d in zip(tasks, done, strict=True) if isinstance(t, int)]
 
     return fill_all
 
 
-FINGERPRINTS = -1  # the task that fingerprints the subjects, for the output index
+def _parts(count: int, parts: int) -> list[slice]:
+    return [slice(count * i // parts, count * (i + 1) // parts) for i in range(parts)]
 
 
-def _run_task(index: int) -> object:
+def _joined(parts: Sequence[object]) -> bytes:
+    """The subjects' fingerprints from those of their parts, in order."""
+    return b"".join(cast("list[bytes]", parts))
+
+
+def _in_pool(
+    inputs: ExportInput, files: Sequence[tuple[str, Writer]], tasks: Sequence[Task], jobs: int
+) -> list[object]:
+    """Each task's result, in order, from `jobs` forked processes."""
+    global _pending
+    _pending = (inputs, files)
+    context = multiprocessing.get_context("fork")
+    pool = context.Pool(min(jobs, len(tasks)), initializer=leave_stops_to_parent)
+    try:
+        done = pool.map(_run_task, tasks, chunksize=1)
+        pool.close()
+        return done
+    finally:
+        pool.terminate()
+        pool.join()
+        _pending = None
+
+
+def _run_task(task: Task) -> object:
     assert _pending is not None
     inputs, files = _pending
-    if index == FINGERPRINTS:
-        return inputs.fingerprints
-    return fill(*files[index])
+    if isinstance(task, slice):
+        ids = inputs.subjects.ids[task]
+        return reuse.fingerprints(inputs.graph, ids, inputs.out_edges)
+    return fill(*files[task])
