@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 from bench.generate import generate  # noqa: E402
 
 DATA_OUTPUTS = ["--only", "turtle", "--only", "ntriples", "--only", "jsonld", "--only", "json"]
+DISK_PER_ENTRY = 100_000  # bytes free in --work: 45 kB an entry of outputs, held twice at once
 FLOOR = (
     "import re, sys, pathlib\n"
     "files = sorted(pathlib.Path(sys.argv[1]).rglob('*.txt'))\n"
@@ -139,6 +140,13 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     work = args.work
     work.mkdir(parents=True, exist_ok=True)
+    needed, free = max(sizes) * DISK_PER_ENTRY, shutil.disk_usage(work).free
+    if free < needed:  # or a build fails hours in, on "No space left on device"
+        raise SystemExit(
+            f"bench: {work} has {free / 1e9:.1f} GB free; {max(sizes):,} entries need about "
+            f"{needed / 1e9:.0f} GB (a build's outputs and the temporary files of the next, "
+            "the caches, the baseline's Turtle). Free some space or choose --work."
+        )
 
     print(f"kgraph benchmark: sizes {sizes}, {args.repeat} runs each, work folder {work}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
