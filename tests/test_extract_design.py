@@ -127,6 +127,9 @@ def test_topics_from_titles_through_the_alias_table(title: str, topics: list[str
         ("The follow-up #52076 rewrote the misleading comment and co-authored docs.", []),
         ("reviewed by zhuohan123 in two rounds.", [("zhuohan123", "reviewer")]),
         ("Reviewed by: zhuohan123 in two rounds.", []),  # the name must follow "by"
+        # role words the dozen characters around a handle cut in two are read whole
+        ("Maintainers: @alice, please take a look.", [("alice", "maintainer")]),
+        ("Thanks to @bob, who co-authored the patch.", [("bob", "co-author")]),
     ],
 )
 def test_people_handles_and_roles(text: str, people: list[tuple[str, str]]) -> None:

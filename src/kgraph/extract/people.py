@@ -115,9 +115,26 @@ def _role_of(match: regex.Match[str]) -> str:
     return ""
 
 
+NEAR = 12  # characters either side of an @handle where its role may be written
+LONGEST_ROLE_WORD = 11  # "maintainers", "co-authored"
+
+
 def _role_near(masked: str, start: int, end: int) -> str:
-    window = masked[max(0, start - 12) : start] + " " + masked[end : end + 12]
+    """A role word near the handle; a Latin word the window's edge cuts is read whole, so
+    that "Maintainers: @alice" is not read as "aintainers"."""
+    left, right = max(0, start - NEAR), min(len(masked), end + NEAR)
+    stop = max(0, left - LONGEST_ROLE_WORD)
+    while left > stop and _latin(masked[left - 1]):
+        left -= 1
+    stop = min(len(masked), right + LONGEST_ROLE_WORD)
+    while right < stop and _latin(masked[right]):
+        right += 1
+    window = masked[left:start] + " " + masked[end:right]
     for role in ROLE_NOUNS:
         if regex.search(f"{ROLE_NOUNS[role]}|{ROLE_VERBS[role]}", window, regex.IGNORECASE):
             return role
     return ""
+
+
+def _latin(char: str) -> bool:
+    return char.isascii() and (char.isalpha() or char == "-")
