@@ -65,14 +65,19 @@ class Edge(NamedTuple):
     target: str
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class KnowledgeGraph:
-    """Nodes by id and a set of edges; iteration is always in sorted order."""
+    """Nodes by id, and edges by source; iteration is always in sorted order.
+
+    Each source's edges are kept in the order they were linked, a repeat included until
+    the edges are next read, when each group is made unique and sorted. A set of every
+    edge took 134 MB for its table alone at 100k entries, and grouping it by source for the
+    writers visited 4 million edges in hash order, a cache miss each (7 s).
+    """
 
     nodes: dict[str, Node] = field(default_factory=dict)
-    edges: set[Edge] = field(default_factory=set, init=False)  # add with `link`
-    # The same edges under their source, in the order they were linked: see `out_edges`.
-    _out: dict[str, list[Edge]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _out: dict[str, list[Edge]] = field(default_factory=dict, init=False, repr=False)
+    _settled: bool = field(default=True, init=False, repr=False)  # no repeat, groups sorted
 
     def add(self, node: Node) -> str:
         """Add a node, merging attributes with an existing node of the same id."""
@@ -89,44 +94,50 @@ class KnowledgeGraph:
         each entity's id string as made once (`link._add_pull_request`), and interning a
         million mention ids cost time (1 s of 20 at 100k entries) and saved no memory."""
         edge = _new_tuple(Edge, (source, relation, target))
-        edges = self.edges
-        known = len(edges)
-        edges.add(edge)
-        if len(edges) != known:  # one hash of the edge, not two
-            if (out := self._out.get(edge[0])) is None:
-                self._out[edge[0]] = [edge]
-            else:
-                out.append(edge)
+        if (out := self._out.get(source)) is None:
+            self._out[source] = [edge]
+        else:
+            out.append(edge)
+            self._settled = False
+
+    @property
+    def edges(self) -> frozenset[Edge]:
+        """Every edge, as a set made when asked: `edge_groups` or `out_edges` read a large
+        graph's without making one."""
+        return frozenset(edge for edges in self.out_edges().values() for edge in edges)
+
+    def edge_count(self) -> int:
+        return sum(map(len, self.out_edges().values()))
 
     def sorted_nodes(self) -> list[Node]:
         return [self.nodes[k] for k in sorted(self.nodes)]
 
     def sorted_edges(self) -> list[Edge]:
-        return sorted(self.edges)
+        return [edge for source in sorted(self._out) for edge in self.out_edges()[source]]
 
     def edge_groups(self) -> Iterable[Sequence[Edge]]:
-        """Every edge once, grouped by source, in no particular order: the fastest way
-        through all of them (the set is in hash order, a cache miss an edge)."""
+        """Every edge, grouped by source, in no particular order, an edge linked twice maybe
+        twice: the cheapest way through all of them, for a pass that collects sets."""
         return self._out.values()
 
     def out_edges(self) -> Mapping[str, list[Edge]]:
-        """Each source's edges, sorted by relation and target; read-only.
-
-        The edges are grouped as they are linked, while their source is fresh in memory:
-        grouping the set afterwards visited 4 million edges of a 100k-entry graph in hash
-        order, a cache miss each, and took five times as long as sorting the groups.
-        """
-        by_relation_and_target = itemgetter(1, 2)  # a key sorts many times faster than __lt__
-        for edges in self._out.values():
-            if len(edges) > 1:
-                edges.sort(key=by_relation_and_target)
+        """Each source's edges, without repeats, sorted by relation and target; read-only."""
+        if not self._settled:
+            by_relation_and_target = itemgetter(1, 2)  # a key sorts far faster than __lt__
+            out = self._out
+            for source, edges in out.items():
+                if len(edges) > 1:
+                    if len(unique := set(edges)) != len(edges):
+                        edges = out[source] = list(unique)
+                    edges.sort(key=by_relation_and_target)
+            self._settled = True
         return self._out
 
     def of_kind(self, kind: str) -> Iterator[Node]:
         return (n for n in self.sorted_nodes() if n.kind == kind)
 
     def out(self, source: str, relation: str) -> list[str]:
-        return sorted(e.target for e in self.edges if e.source == source and e.relation == relation)
+        return [e.target for e in self.out_edges().get(source, ()) if e.relation == relation]
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -69,7 +69,7 @@ class BuildResult:
 
     def summary(self) -> str:
         c = self.graph.counts()
-        edges = len(self.graph.edges)
+        edges = self.graph.edge_count()
         return (
             f"{len(self.digests)} digests, {self.entries_read} entries, "
             f"{c.get('PullRequest', 0)} PRs, {c.get('SourceFile', 0)} files, "
@@ -96,7 +96,12 @@ def _share(fraction: float) -> str:
 
 def _resolution_counts(graph: KnowledgeGraph) -> str:
     """How the files and symbols the reviews name fared against the sources."""
-    named = {e.target for e in graph.edges if e.relation in ("touchesFile", "mentionsSymbol")}
+    named = {
+        e.target
+        for edges in graph.edge_groups()
+        for e in edges
+        if e.relation in ("touchesFile", "mentionsSymbol")
+    }
     counts = {"resolved": 0, "ambiguous": 0, "missing": 0}
     for node in named:
         status = graph.nodes[node].get("resolution")
