@@ -217,6 +217,33 @@ def test_reuse_any_change_gives_the_clean_bytes(tmp_path_factory, old_n, old_e, 
         assert (folder / "out" / name).read_bytes() == (folder / "clean" / name).read_bytes()
 
 
+def _fingerprint(*attrs: tuple[str, object], edges: tuple[tuple[str, str], ...] = ()) -> bytes:
+    graph = KnowledgeGraph()
+    graph.add(Node("pr/1", "PullRequest", "t", attrs))  # type: ignore[arg-type]
+    for relation, target in edges:
+        graph.link("pr/1", relation, target)
+    return reuse.fingerprints(graph, ["pr/1"], graph.out_edges())
+
+
+def test_reuse_fingerprints_tell_values_apart_but_not_string_objects() -> None:
+    """A block is copied when its subject's fingerprint is the same: the types of values
+    must count (1, True and "1" are written differently), which string object holds a
+    value must not (a cached build makes other objects than a clean one)."""
+    values = [1, True, "1", Text("1", "en"), Text("1", "zh"), Date("2024-01-01"), "2024-01-01"]
+    prints = [_fingerprint(("n", value)) for value in values]
+    prints += [_fingerprint(("n", 1), ("n", 2)), _fingerprint(("n", 2), ("n", 1))]
+    prints += [
+        _fingerprint(edges=edges)
+        for edges in [(("touchesFile", "a"),), (("touchesFile", "b"),), (("denotes", "a"),)]
+    ]
+    assert len(set(prints)) == len(prints)
+    made = "".join(["x", "y"])  # equal to the literal, another object, not interned
+    assert made is not "xy"  # noqa: F632
+    assert _fingerprint(("n", made), edges=(("r", made),)) == _fingerprint(
+        ("n", "xy"), edges=(("r", "xy"),)
+    )
+
+
 def test_reuse_never_opens_a_fifo_put_in_place_of_an_output(corpus, tmp_path) -> None:
     out = tmp_path / "out"
     build([corpus], out)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import sys
 from array import array
@@ -30,7 +31,7 @@ from functools import cache
 from io import BytesIO
 from pathlib import Path
 from stat import S_ISREG
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import kgraph
 from kgraph.atomic import write_all_atomic, write_atomic
@@ -58,7 +59,8 @@ EXPORT_CODE = (
 @cache
 def index_key(base: str) -> str:
     root = Path(kgraph.__file__).parent
-    digest = hashlib.sha256(f"{kgraph.__version__}\0{sys.byteorder}\0{base}\0".encode())
+    python = "{}.{}".format(*sys.version_info[:2])  # marshal's format 2 is fixed; to be safe
+    digest = hashlib.sha256(f"{kgraph.__version__}\0{python}\0{sys.byteorder}\0{base}\0".encode())
     for name in EXPORT_CODE:
         digest.update(name.encode() + b"\0" + (root / name).read_bytes() + b"\0")
     return digest.hexdigest()
@@ -69,16 +71,29 @@ def fingerprints(
 ) -> bytes:
     """One hash per subject of everything its blocks are made of, in the order of `ids`.
 
-    The node and edges are written out as JSON by its C encoder, which keeps strings
-    apart and types distinct and depends on values only (pickle and marshal also depend on
-    which strings are the same object, which may differ between a clean and a cached build).
+    The node and its edges' relations and targets are written out by marshal, format 2:
+    it keeps strings apart and types distinct, and unlike its later formats and pickle it
+    depends on values only, not on which strings are the same object (which differs
+    between a clean and a cached build). A node it cannot write (a `Text` or `Date`
+    value: a few in a hundred) is written as JSON by json's C encoder instead, whose text
+    never starts with marshal's first byte. Marshal took 0.7 s where JSON took 1.0 s for
+    the 135k subjects of 10k entries.
     """
     nodes = graph.nodes
-    blake2b = hashlib.blake2b
+    blake2b, dumps = hashlib.blake2b, marshal.dumps
     hashes = bytearray()  # not a million bytes objects: they would take 50 MB more
     for node_id in ids:
-        data = _encode((node_id, nodes.get(node_id), out_edges.get(node_id)))
-        hashes += blake2b(data.encode("utf-8", "surrogatepass"), digest_size=SIZE).digest()
+        node, edges = nodes.get(node_id), out_edges.get(node_id)
+        subject: Any = (
+            node_id,
+            None if node is None else tuple(node),
+            None if edges is None else [part for edge in edges for part in edge[1:]],
+        )
+        try:
+            data = dumps(subject, 2)
+        except ValueError:  # not str, int, bool, tuple or list
+            data = _encode((node_id, node, edges)).encode("utf-8", "surrogatepass")
+        hashes += blake2b(data, digest_size=SIZE).digest()
     return bytes(hashes)
 
 
