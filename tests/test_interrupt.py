@@ -28,11 +28,12 @@ PROMPT = 5.0  # seconds from the signal to the exit
 
 @pytest.fixture(scope="module")
 def big_digest(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, bytes]]:
-    """A digest that takes a couple of seconds to build, and its complete outputs."""
+    """A digest that takes a couple of seconds to build (so that 1.2 s in is "building",
+    not the end of the build), and its complete outputs."""
     root = tmp_path_factory.mktemp("interrupt")
     prose = "The cache eviction order is settled once per request, keeping it honest. " * 8
     lines = ["2026-01-01"]
-    for i in range(900):
+    for i in range(2400):
         lines.append(f"Fix cache path {i} for `Worker{i % 40}.step`")
         lines.append(f"Touches `vllm/m{i % 60}/f{i}.py`, `helper_{i % 25}()` and #{i + 1}. {prose}")
     digest = root / "big.txt"
