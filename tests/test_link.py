@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from kgraph.extract import extract
+from kgraph.graph import Edge, KnowledgeGraph
 from kgraph.link import ExtractedEntry, link
 from kgraph.model import Digest, Entry
 
@@ -101,3 +102,24 @@ def test_link_repository_inferred_from_a_package_path() -> None:
 def test_link_repository_never_crosses_for_the_same_title_in_two_repositories() -> None:
     graph = corpus(("Bump deps", "s", "a/x"), ("Bump deps", "s", "b/y"), ("Bump deps", "s", None))
     assert sorted(p.id.rsplit("/", 1)[0] for p in prs(graph)) == ["pr/_", "pr/a/x", "pr/b/y"]
+
+
+def test_graph_edges_are_kept_by_source_and_read_without_repeats() -> None:
+    """Edges are grouped by source as they are linked, a repeat kept until they are read:
+    every reader sees each edge once, in order, and equal graphs compare equal whatever
+    order their edges came in."""
+    links = [("pr/2", "touchesFile", "f/b"), ("pr/1", "touchesFile", "f/b")]
+    links += [("pr/1", "mentionsSymbol", "s/x"), ("pr/1", "touchesFile", "f/a")]
+    graph, reverse = KnowledgeGraph(), KnowledgeGraph()
+    for edge in links + links[:2]:  # two repeats
+        graph.link(*edge)
+    for edge in reversed(links):
+        reverse.link(*edge)
+    expected = sorted(Edge(*e) for e in links)
+    assert graph.sorted_edges() == expected
+    assert graph.edge_count() == 4 and graph.edges == frozenset(expected)
+    assert graph.out("pr/1", "touchesFile") == ["f/a", "f/b"]
+    assert [e.target for e in graph.out_edges()["pr/1"]] == ["s/x", "f/a", "f/b"]
+    assert graph == reverse
+    reverse.link("pr/3", "touchesFile", "f/a")
+    assert graph != reverse

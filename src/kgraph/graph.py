@@ -100,6 +100,12 @@ class KnowledgeGraph:
             out.append(edge)
             self._settled = False
 
+    def __eq__(self, other: object) -> bool:
+        """The same nodes and edges, whatever the order they were added in."""
+        if not isinstance(other, KnowledgeGraph):
+            return NotImplemented
+        return self.nodes == other.nodes and self.out_edges() == other.out_edges()
+
     @property
     def edges(self) -> frozenset[Edge]:
         """Every edge, as a set made when asked: `edge_groups` or `out_edges` read a large
@@ -113,7 +119,8 @@ class KnowledgeGraph:
         return [self.nodes[k] for k in sorted(self.nodes)]
 
     def sorted_edges(self) -> list[Edge]:
-        return [edge for source in sorted(self._out) for edge in self.out_edges()[source]]
+        out = self.out_edges()
+        return [edge for source in sorted(out) for edge in out[source]]
 
     def edge_groups(self) -> Iterable[Sequence[Edge]]:
         """Every edge, grouped by source, in no particular order, an edge linked twice maybe
