@@ -61,6 +61,19 @@ def test_export_json_loads_as_a_networkx_graph(seeds_out, seeds_json) -> None:
     assert seeds_json["graph"]["counts"]["PullRequest"] == 13
 
 
+@pytest.mark.parametrize("name", ["turtle", "ntriples", "jsonld"])
+def test_export_rdf_file_written_alone_is_the_one_written_in_the_shared_walk(
+    seeds_out, tmp_path, name
+) -> None:
+    """The RDF formats are written in one walk over the subjects; each file is still the
+    bytes it is when it is the only one asked for."""
+    code, _, stderr = build([str(SHARED / "seeds")], tmp_path, "--only", name)
+    assert code == 0, stderr
+    (written,) = [p for p in tmp_path.iterdir() if p.is_file()]
+    assert written.stat().st_size > 10_000
+    assert written.read_bytes() == (seeds_out / written.name).read_bytes()
+
+
 def test_export_is_byte_identical_across_runs(tmp_path) -> None:
     for out in ("a", "b"):
         assert build([str(EXAMPLES)], tmp_path / out)[0] in (0, 1)

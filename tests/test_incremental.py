@@ -181,6 +181,33 @@ def test_incremental_jobs_give_the_same_bytes_as_one_process(corpus, tmp_path) -
     _same_as_clean(inputs, tmp_path / "jobs", tmp_path)
 
 
+def test_incremental_writer_groups_are_atomic_together(tmp_path) -> None:
+    """A writer that fills several files (the RDF walk) replaces all of them or none."""
+    first, second = tmp_path / "a.nt", tmp_path / "b.ttl"
+    first.write_bytes(b"old a")
+    second.write_bytes(b"old b")
+
+    def both(handles) -> list[int]:
+        return [handle.write(data) for handle, data in zip(handles, [b"new a", b"b"], strict=True)]
+
+    def failing(handles) -> list[int]:
+        both(handles)
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic.write_groups_atomic([((first, second), failing)])
+    with pytest.raises(ValueError, match="1 results for 2 files"):
+        atomic.write_groups_atomic([((first, second), lambda handles: [0])])
+    assert (first.read_bytes(), second.read_bytes()) == (b"old a", b"old b")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.nt", "b.ttl"]  # no temporary file
+    alone = tmp_path / "c.json"
+    said = atomic.write_groups_atomic(
+        [((first, second), both), ((alone,), lambda handles: [handles[0].write(b"{}")])]
+    )
+    assert said == [5, 1, 2]  # what the writers said of each file, in the files' order
+    assert (first.read_bytes(), second.read_bytes(), alone.read_bytes()) == (b"new a", b"b", b"{}")
+
+
 def test_incremental_jobs_with_a_cache_and_stdin(corpus, tmp_path, monkeypatch) -> None:
     """A digest on stdin is read by the parent while the workers read the files."""
     inputs, out = _copy(corpus, tmp_path), tmp_path / "out"

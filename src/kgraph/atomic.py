@@ -8,12 +8,16 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import BinaryIO
 
 from kgraph.interrupt import checkpoint, signals_held
 
 Writer = Callable[[BinaryIO], object]
+# Writes several files in one go, a handle each, and returns what it has to say of each:
+# the RDF formats are written in one walk over the graph's subjects (`kgraph.export`).
+GroupWriter = Callable[[Sequence[BinaryIO]], Sequence[object]]
 
 
 def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
@@ -23,12 +27,24 @@ def write_atomic(path: Path, data: bytes, durable: bool = True) -> None:
     write_all_atomic([(path, lambda out: out.write(data))], durable=durable)
 
 
-# Fills (temporary name, writer)s, and returns what each writer returned.
-Filler = Callable[[Sequence[tuple[str, Writer]]], list[object]]
+# Fills (temporary names, writer)s, and returns what each writer returned.
+Filler = Callable[[Sequence[tuple[Sequence[str], GroupWriter]]], list[Sequence[object]]]
 
 
-def write_all_atomic(
-    files: Sequence[tuple[Path, Writer]], fill_all: Filler | None = None, durable: bool = True
+def write_all_atomic(files: Sequence[tuple[Path, Writer]], durable: bool = True) -> list[object]:
+    """`write_groups_atomic` with a writer for each file."""
+    groups = [((path,), _alone(write)) for path, write in files]
+    return write_groups_atomic(groups, durable=durable)
+
+
+def _alone(write: Writer) -> GroupWriter:
+    return lambda handles: [write(handles[0])]
+
+
+def write_groups_atomic(
+    groups: Sequence[tuple[Sequence[Path], GroupWriter]],
+    fill_all: Filler | None = None,
+    durable: bool = True,
 ) -> list[object]:
     """Stream every file to a temporary name beside it, then rename them all into place.
 
@@ -37,49 +53,62 @@ def write_all_atomic(
     nothing reads). SIGINT and SIGTERM are held while a temporary file is created and noted,
     and during the renames, so they never leave a stray file or a mix of old and new files;
     SIGKILL may leave a mix, but each file is whole. `fill_all` may fill the temporary
-    files some other way than one after the other (in processes, `kgraph.export`). Returns
-    what each writer returned.
+    files some other way than one group after the other (in processes, `kgraph.export`).
+    Returns what the writers said of each file, in the order of the files.
     """
     temps: list[tuple[str, Path]] = []
     try:
-        for path, _ in files:
-            checkpoint()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with signals_held():
-                fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-                temps.append((tmp, path))
-            os.close(fd)
-        pending = [(tmp, write) for (tmp, _), (_, write) in zip(temps, files, strict=True)]
-        results = fill_all(pending) if fill_all else fill_each(pending, durable)
+        pending = []
+        for paths, write in groups:
+            names = []
+            for path in paths:
+                checkpoint()
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with signals_held():
+                    fd, tmp = tempfile.mkstemp(
+                        dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"
+                    )
+                    temps.append((tmp, path))
+                os.close(fd)
+                names.append(tmp)
+            pending.append((names, write))
+        said = fill_all(pending) if fill_all else fill_each(pending, durable)
         checkpoint()
         with signals_held():
             for tmp, path in temps:
                 os.replace(tmp, path)
-        return results
+        return [result for results in said for result in results]
     except BaseException:
         for tmp, _ in temps:
             Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def fill_each(files: Sequence[tuple[str, Writer]], durable: bool = True) -> list[object]:
+def fill_each(
+    groups: Sequence[tuple[Sequence[str], GroupWriter]], durable: bool = True
+) -> list[Sequence[object]]:
     results = []
-    for tmp, write in files:
+    for names, write in groups:
         checkpoint()
-        results.append(fill(tmp, write, durable))
+        results.append(fill(names, write, durable))
     return results
 
 
-def fill(tmp: str, write: Writer, durable: bool = True) -> object:
+def fill(names: Sequence[str], write: GroupWriter, durable: bool = True) -> Sequence[object]:
     """Write and flush to disk (unless not `durable`), with the permissions a plain `open`
-    would give. The handle is opened by name, so a writer can tell a later one where its
+    would give. The handles are opened by name, so a writer can tell a later one where its
     file is."""
     umask = os.umask(0)
     os.umask(umask)
-    with open(tmp, "wb") as handle:
-        os.fchmod(handle.fileno(), 0o666 & ~umask)
-        result = write(handle)
-        handle.flush()
-        if durable:
-            os.fsync(handle.fileno())
-    return result
+    with ExitStack() as stack:
+        handles = [stack.enter_context(open(name, "wb")) for name in names]
+        for handle in handles:
+            os.fchmod(handle.fileno(), 0o666 & ~umask)
+        results = write(handles)
+        if len(results) != len(handles):
+            raise ValueError(f"{len(results)} results for {len(handles)} files")
+        for handle in handles:
+            handle.flush()
+            if durable:
+                os.fsync(handle.fileno())
+    return results

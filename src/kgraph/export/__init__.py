@@ -1,9 +1,10 @@
 """Exporters: one per output file, one registry, and atomic writes.
 
 Every exporter streams its file into an open binary handle, subject by subject, so a large
-graph is never held as text; all of them walk the subjects in one order. Files are written
-to temporary names and renamed together, so a build killed at any moment leaves the
-previous outputs intact.
+graph is never held as text; all of them walk the subjects in one order, and exporters that
+share a writer (the RDF formats) are written in one walk. Files are written to temporary
+names and renamed together, so a build killed at any moment leaves the previous outputs
+intact.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from kgraph.atomic import Filler, Writer, fill, write_all_atomic
+from kgraph.atomic import Filler, GroupWriter, fill, write_groups_atomic
 from kgraph.export import html, json_graph, rdf, reuse
 from kgraph.graph import Edge, KnowledgeGraph
 from kgraph.interrupt import leave_stops_to_parent
@@ -60,24 +61,16 @@ class ExportInput:
         return reuse.BlockFile(out, old, matches, run_ends, separated)
 
 
-def _ntriples(x: ExportInput, out: reuse.BlockFile) -> None:
-    rdf.write_ntriples(x.subjects, out)
+def _rdf(x: ExportInput, outs: Mapping[str, reuse.BlockFile]) -> None:
+    rdf.write_rdf(x.subjects, outs.get("turtle"), outs.get("ntriples"), outs.get("jsonld"))
 
 
-def _turtle(x: ExportInput, out: reuse.BlockFile) -> None:
-    rdf.write_turtle(x.subjects, out)
+def _json(x: ExportInput, outs: Mapping[str, reuse.BlockFile]) -> None:
+    json_graph.write_json(x.graph, x.subjects, outs["json"])
 
 
-def _jsonld(x: ExportInput, out: reuse.BlockFile) -> None:
-    rdf.write_jsonld(x.subjects, out)
-
-
-def _json(x: ExportInput, out: reuse.BlockFile) -> None:
-    json_graph.write_json(x.graph, x.subjects, out)
-
-
-def _html(x: ExportInput, out: reuse.BlockFile) -> None:
-    out.write(html.to_html(x.graph, html.options_from(x.options)))
+def _html(x: ExportInput, outs: Mapping[str, reuse.BlockFile]) -> None:
+    outs["html"].write(html.to_html(x.graph, html.options_from(x.options)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,19 +78,21 @@ class Exporter:
     name: str
     filename: str
     description: str
-    write: Callable[[ExportInput, reuse.BlockFile], None]
+    # Writes the files of the exporters it is given, by name. Exporters that share it are
+    # written together: the RDF formats in one walk over the subjects.
+    write: Callable[[ExportInput, Mapping[str, reuse.BlockFile]], None]
     separated: bool = False  # its blocks start with a separator that depends on their place
     blocks: bool = True  # written a block per subject, which the next build may copy
 
 
 EXPORTERS: tuple[Exporter, ...] = (
-    Exporter("turtle", "graph.ttl", "RDF Turtle", _turtle),
-    Exporter("ntriples", "graph.nt", "RDF N-Triples", _ntriples),
+    Exporter("turtle", "graph.ttl", "RDF Turtle", _rdf),
+    Exporter("ntriples", "graph.nt", "RDF N-Triples", _rdf),
     Exporter(
         "jsonld",
         "graph.jsonld",
         "JSON-LD with a @context, one subject a line",
-        _jsonld,
+        _rdf,
         separated=True,
     ),
     Exporter(
@@ -131,12 +126,13 @@ def export_all(
         inputs.previous, inputs.keep_index = None, False
     if inputs.keep_index:
         reuse.discard(out_dir)  # the outputs are about to change under it
-    ordered = list(exporters)
+    groups = _grouped(exporters, jobs)
+    ordered = [e for group in groups for e in group]
     progress = progress or Progress()
     fill_all = None
-    if jobs > 1 and len(ordered) > 1:
+    if jobs > 1 and len(groups) > 1:
         names = ", ".join(e.filename for e in ordered)
-        progress.stage(f"writing {names} in {min(jobs, len(ordered))} processes")
+        progress.stage(f"writing {names} in {min(jobs, len(groups))} processes")
         progress = Progress()  # the workers draw nothing
         if inputs.previous is not None and "fingerprints" not in vars(inputs):
             # Needed before any block is written: what to copy depends on them.
@@ -145,8 +141,12 @@ def export_all(
         _ = inputs.matches  # made once here, and shared with the workers by fork
         fill_all = _in_processes(inputs, jobs)
     try:
-        written = write_all_atomic(
-            [(out_dir / e.filename, _bound(e, inputs, progress)) for e in ordered], fill_all
+        written = write_groups_atomic(
+            [
+                ([out_dir / e.filename for e in group], _bound(group, inputs, progress))
+                for group in groups
+            ],
+            fill_all,
         )
     finally:
         if inputs.previous is not None:
@@ -161,6 +161,23 @@ def export_all(
     )
 
 
+def _grouped(exporters: Sequence[Exporter], jobs: int) -> list[list[Exporter]]:
+    """The exporters, those that share a writer together, in the order each group first
+    appears. With more than one job, a group is cut in as many parts as there are jobs
+    (at most): the RDF formats in one walk left the other process idle for the last
+    third of a `-j 2` build's writing; in two walks, they make the same work in all."""
+    shared: dict[object, list[Exporter]] = {}
+    for exporter in exporters:
+        shared.setdefault(exporter.write, []).append(exporter)
+    groups = []
+    for group in shared.values():
+        parts = min(jobs, len(group))
+        groups += [
+            group[len(group) * i // parts : len(group) * (i + 1) // parts] for i in range(parts)
+        ]
+    return groups
+
+
 @dataclass(frozen=True, slots=True)
 class Exported:
     paths: list[Path]
@@ -173,34 +190,42 @@ class Exported:
         return sum(w.copied for w in self.files.values()) / size if size else 0.0
 
 
-def _bound(exporter: Exporter, inputs: ExportInput, progress: Progress) -> Writer:
-    def write(out: BinaryIO) -> reuse.Written:
-        progress.stage(f"writing {exporter.filename}")
-        blocks = inputs.block_file(out, exporter.filename, exporter.separated)
-        exporter.write(inputs, blocks)
-        return blocks.close()
+def _bound(group: Sequence[Exporter], inputs: ExportInput, progress: Progress) -> GroupWriter:
+    def write(handles: Sequence[BinaryIO]) -> list[reuse.Written]:
+        progress.stage("writing " + ", ".join(e.filename for e in group))
+        outs = {
+            e.name: inputs.block_file(handle, e.filename, e.separated)
+            for e, handle in zip(group, handles, strict=True)
+        }
+        group[0].write(inputs, outs)
+        return [out.close() for out in outs.values()]
 
     return write
 
 
 # What the forked workers inherit: (inputs, temporary files). A module global, as writers
 # are closures, which cannot be pickled; `fork` hands them over as they are.
-_pending: tuple[ExportInput, Sequence[tuple[str, Writer]]] | None = None
+_pending: tuple[ExportInput, Sequence[tuple[Sequence[str], GroupWriter]]] | None = None
 
-# A task of the pool: the index of a file to write, or a slice of the subjects to fingerprint.
+# A task of the pool: the index of a group of files to write, or a slice of the subjects
+# to fingerprint.
 Task = int | slice
 
 
 def _in_processes(inputs: ExportInput, jobs: int) -> Filler:
-    def fill_all(files: Sequence[tuple[str, Writer]]) -> list[object]:
-        tasks: list[Task] = list(range(len(files)))
+    def fill_all(groups: Sequence[tuple[Sequence[str], GroupWriter]]) -> list[Sequence[object]]:
+        tasks: list[Task] = list(range(len(groups)))
         if inputs.keep_index and "fingerprints" not in vars(inputs):
             # In parts after the files, so that they even out the workers' loads.
             tasks += _parts(len(inputs.subjects.ids), jobs)
-        done = _in_pool(inputs, files, tasks, jobs)
+        done = _in_pool(inputs, groups, tasks, jobs)
         if parts := [d for t, d in zip(tasks, done, strict=True) if isinstance(t, slice)]:
             vars(inputs)["fingerprints"] = _joined(parts)
-        return [d for t, d in zip(tasks, done, strict=True) if isinstance(t, int)]
+        return [
+            cast("Sequence[object]", d)
+            for t, d in zip(tasks, done, strict=True)
+            if isinstance(t, int)
+        ]
 
     return fill_all
 
@@ -215,11 +240,14 @@ def _joined(parts: Sequence[object]) -> bytes:
 
 
 def _in_pool(
-    inputs: ExportInput, files: Sequence[tuple[str, Writer]], tasks: Sequence[Task], jobs: int
+    inputs: ExportInput,
+    groups: Sequence[tuple[Sequence[str], GroupWriter]],
+    tasks: Sequence[Task],
+    jobs: int,
 ) -> list[object]:
     """Each task's result, in order, from `jobs` forked processes."""
     global _pending
-    _pending = (inputs, files)
+    _pending = (inputs, groups)
     context = multiprocessing.get_context("fork")
     pool = context.Pool(min(jobs, len(tasks)), initializer=leave_stops_to_parent)
     try:
@@ -234,8 +262,8 @@ def _in_pool(
 
 def _run_task(task: Task) -> object:
     assert _pending is not None
-    inputs, files = _pending
+    inputs, groups = _pending
     if isinstance(task, slice):
         ids = inputs.subjects.ids[task]
         return reuse.fingerprints(inputs.graph, ids, inputs.out_edges)
-    return fill(*files[task])
+    return fill(*groups[task])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from io import BytesIO
+from typing import NamedTuple
 
 import pyoxigraph as ox
 import regex
@@ -152,20 +153,76 @@ def ntriples_lines(subject: str, terms: Sequence[Term]) -> list[str]:
     return lines
 
 
-def write_ntriples(subjects: Subjects, out: BlockFile) -> None:
-    """Stream N-Triples, a block per subject."""
-    out.section(SUBJECTS)
-    base, ids = subjects.base, subjects.ids
-    for index in out.fresh(len(ids)):
-        node_id = ids[index]
-        out.write("".join(ntriples_lines(base + node_id, subjects.terms(node_id))))
-    out.end_section()
+def _ntriples(subjects: Subjects) -> Format:
+    base = subjects.base
+    return Format(block=lambda node_id, terms: "".join(ntriples_lines(base + node_id, terms)))
 
 
 SUBJECTS = "subjects"  # the one section of the RDF files: every subject's block
 
 
-def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
+class Format(NamedTuple):
+    """How one RDF file is written: its blocks, what comes before and after them, and
+    what separates them (JSON-LD's commas)."""
+
+    block: Callable[[str, Sequence[Term]], str]  # a subject's id and sorted triples
+    head: str = ""
+    tail: str = ""
+    first: str = ""  # before the first block
+    between: str = ""  # before every other block
+
+
+_DONE = -1  # a file's way through the subjects is over
+
+
+def write_rdf(
+    subjects: Subjects,
+    turtle: BlockFile | None = None,
+    ntriples: BlockFile | None = None,
+    jsonld: BlockFile | None = None,
+) -> None:
+    """Write the RDF files asked for in one walk over the subjects.
+
+    Each subject's triples are made once for all the files: making them was a third of
+    each format's time, when every format was written in a walk of its own. Each file
+    still copies its own unchanged blocks from the last build's, so the walk makes the
+    triples of a subject only where some file writes its block.
+    """
+    formats = [
+        (out, make(subjects))
+        for out, make in ((turtle, _turtle), (ntriples, _ntriples), (jsonld, _jsonld))
+        if out is not None
+    ]
+    ids, terms = subjects.ids, subjects.terms
+    files = []  # (file, format, its way through the subjects), of those with blocks to write
+    at: list[int] = []  # the next subject whose block each of them writes
+    for out, form in formats:
+        if form.head:
+            out.write(form.head)
+        out.section(SUBJECTS)
+        fresh = out.fresh(len(ids))
+        if (first := next(fresh, _DONE)) != _DONE:
+            files.append((out, form, fresh))
+            at.append(first)
+    while at:
+        index = min(at)
+        node_id = ids[index]
+        triples = terms(node_id)
+        for k, (out, form, fresh) in enumerate(files):
+            if at[k] == index:
+                separator = form.first if out.at_start else form.between
+                out.write(separator + form.block(node_id, triples))
+                at[k] = next(fresh, _DONE)
+        if _DONE in at:
+            files = [f for f, where in zip(files, at, strict=True) if where != _DONE]
+            at = [where for where in at if where != _DONE]
+    for out, form in formats:
+        out.end_section()
+        if form.tail:
+            out.write(form.tail)
+
+
+def _jsonld(subjects: Subjects) -> Format:
     """Compact JSON-LD, one subject a line: prefixed terms, ids relative to `@base`.
 
     Each line is written by json's C encoder (an indented document falls back to the
@@ -186,13 +243,10 @@ def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
     shortens = base.endswith("/") and "?" not in base and "#" not in base
     names: dict[str, str] = {}  # predicate, class and datatype IRIs, compacted once
     cut = len(base)
-    out.write('{"@context": ' + _dump(context) + ',\n"@graph": [')
-    out.section(SUBJECTS)
-    ids = subjects.ids
-    for index in out.fresh(len(ids)):
-        node_id = ids[index]
+
+    def block(node_id: str, terms: Sequence[Term]) -> str:
         node: dict[str, object] = {"@id": node_id if shortens else base + node_id}
-        for pred, obj, datatype, lang in subjects.terms(node_id):
+        for pred, obj, datatype, lang in terms:
             if pred == RDF_TYPE:
                 kind = names.get(obj) or names.setdefault(obj, compact(obj))
                 node.setdefault("@type", []).append(kind)  # type: ignore[attr-defined]
@@ -209,9 +263,10 @@ def write_jsonld(subjects: Subjects, out: BlockFile) -> None:
                 value = {"@value": obj, "@type": kind}
             key = names.get(pred) or names.setdefault(pred, compact(pred))
             node.setdefault(key, []).append(value)  # type: ignore[attr-defined]
-        out.write(("\n" if out.at_start else ",\n") + _dump(node))
-    out.end_section()
-    out.write("\n]}\n")
+        return _dump(node)
+
+    head = '{"@context": ' + _dump(context) + ',\n"@graph": ['
+    return Format(block, head=head, tail="\n]}\n", first="\n", between=",\n")
 
 
 _dump = encoder(sort_keys=True)
@@ -245,12 +300,9 @@ def turtle_iri(iri: str) -> str:
     return _pyoxigraph_iri(iri)
 
 
-def write_turtle(subjects: Subjects, out: BlockFile) -> None:
-    """Stream Turtle: the prefixes (none for an empty graph), then a block per subject."""
-    if subjects.ids:
-        out.write(TURTLE_PREFIXES)
-    out.section(SUBJECTS)
-    base, ids = subjects.base, subjects.ids
+def _turtle(subjects: Subjects) -> Format:
+    """The prefixes (none for an empty graph), then a block per subject."""
+    base = subjects.base
     names = {RDF_TYPE: "a"}
 
     # Unless --base lies inside a vocabulary namespace, no prefix covers a node's IRI.
@@ -259,10 +311,10 @@ def write_turtle(subjects: Subjects, out: BlockFile) -> None:
     def iri(value: str) -> str:
         return f"<{value}>" if not covered and value.startswith(base) else turtle_iri(value)
 
-    for index in out.fresh(len(ids)):
-        node_id = ids[index]
-        out.write(turtle_block(base + node_id, subjects.terms(node_id), names, iri))
-    out.end_section()
+    def block(node_id: str, terms: Sequence[Term]) -> str:
+        return turtle_block(base + node_id, terms, names, iri)
+
+    return Format(block, head=TURTLE_PREFIXES if subjects.ids else "")
 
 
 def turtle_block(
