@@ -203,9 +203,7 @@ def _export(graph: KnowledgeGraph, out: Path, previous: reuse.Previous | None) -
 
 @settings(max_examples=80, deadline=None)
 @given(NODES, EDGES, NODES, EDGES, st.sampled_from([None, *OUTPUTS]))
-def test_reuse_any_change_gives_the_clean_bytes(
-    tmp_path_factory, old_n, old_e, new_n, new_e, lost
-):
+def test_reuse_any_change_gives_the_clean_bytes(tmp_path_factory, old_n, old_e, new_n, new_e, lost):
     """Old and new graphs share ids, so blocks are copied, moved, dropped and inserted
     around them, including the first of each section. When one old file is gone, the
     walk that writes the RDF files together writes that file's every block and still
