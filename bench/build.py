@@ -19,7 +19,8 @@ runs, for each size:
 Each is a separate process: wall time (median of --repeat runs; --repeat-large runs from
 100k entries up), entries/s, peak RSS of the largest process of its tree, and CPU seconds;
 then the ratios kgraph/baseline, kgraph/floor and +1 digest/kgraph from this same run.
-The machine may be shared: compare the ratios.
+The runs go in rounds, one of each variant a round, so that a slow spell of a shared
+machine slows all of them rather than every run of one: compare the ratios.
 
     python bench/build.py                      # 1k, 10k, 100k
     python bench/build.py --sizes 1000,10000 --repeat 5
@@ -28,7 +29,6 @@ The machine may be shared: compare the ratios.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -106,14 +106,6 @@ def new_digest(work: Path, seed: int) -> Path:
     return sorted(folder.rglob("*.txt"))[0]
 
 
-def forget(out: Path, digest: Path) -> None:
-    """Drop the digest's cached extraction, so the next build extracts it again."""
-    manifest = json.loads((out / ".kgraph" / "manifest.json").read_text("utf-8"))
-    for item in manifest["inputs"]:
-        if Path(item["source"]).resolve() == digest.resolve():
-            (out / ".kgraph" / "extract" / f"{item['key']}.json").unlink(missing_ok=True)
-
-
 def kgraph(*args: str) -> list[str]:
     return [sys.executable, "-m", "kgraph", "build", *args]
 
@@ -156,43 +148,35 @@ def main(argv: list[str] | None = None) -> None:
     for size in sizes:
         folder = corpus(work, size, args.seed)
         out = work / "out"
-        runs_per = args.repeat if size < 100_000 else args.repeat_large
-
-        def repeat(command: list[str], out: Path = out, runs_per: int = runs_per) -> Run:
-            runs = []
-            for _ in range(runs_per):
-                shutil.rmtree(out, ignore_errors=True)
-                runs.append(measure(command))
-            return median(runs)
-
-        results["floor", size] = repeat([sys.executable, "-c", FLOOR, str(folder)])
-        print(row("floor", size, results["floor", size]), flush=True)
-        command = kgraph(str(folder), "-o", str(out), "--no-cache", *DATA_OUTPUTS)
-        results["kgraph", size] = run = repeat(command)
-        print(row("kgraph", size, run) + f"   {run.output}", flush=True)
-        command = kgraph(str(folder), "-o", str(out), "-j", "2", *DATA_OUTPUTS)
-        results["kgraph -j 2", size] = run = repeat(command)
-        print(row("kgraph -j 2", size, run) + f"   {run.output}", flush=True)
         extra = new_digest(work, args.seed)
-        runs = []
-        for _ in range(runs_per):  # `out` holds the -j 2 build, its cache and output index
-            # Back to the corpus without the extra digest (itself an incremental build, not
-            # measured), so each run adds the digest to yesterday's outputs, not to its own.
-            measure(kgraph(str(folder), "-o", str(out), "-j", "2", *DATA_OUTPUTS))
-            forget(out, extra)
-            runs.append(measure(kgraph(str(folder), str(extra), "-o", str(out), *DATA_OUTPUTS)))
-        results["+1 digest", size] = run = median(runs)
-        print(row("+1 digest", size, run) + f"   {run.output}", flush=True)
+        variants = [
+            ("floor", [sys.executable, "-c", FLOOR, str(folder)], True),
+            ("kgraph", kgraph(str(folder), "-o", str(out), "--no-cache", *DATA_OUTPUTS), True),
+            ("kgraph -j 2", kgraph(str(folder), "-o", str(out), "-j", "2", *DATA_OUTPUTS), True),
+            # Adds the digest to the -j 2 build just made: yesterday's outputs, its
+            # extraction cache and output index.
+            ("+1 digest", kgraph(str(folder), str(extra), "-o", str(out), *DATA_OUTPUTS), False),
+        ]
         if size <= args.html_max:
-            run = repeat(kgraph(str(folder), "-o", str(out), "-q", "--no-cache"))
-            print(row("kgraph+html", size, run), flush=True)
-
+            html = kgraph(str(folder), "-o", str(out), "-q", "--no-cache")
+            variants.append(("kgraph+html", html, True))
         if size <= args.baseline_max:
-            results["baseline", size] = run = repeat(
-                [sys.executable, str(ROOT / "bench" / "naive.py"), str(folder), str(work / "b.ttl")]
-            )
-            baseline_measured = (size, run)
-            print(row("baseline", size, run) + f"   {run.output}", flush=True)
+            naive = [sys.executable, str(ROOT / "bench" / "naive.py"), str(folder)]
+            variants.append(("baseline", [*naive, str(work / "b.ttl")], True))
+        runs: dict[str, list[Run]] = {label: [] for label, _, _ in variants}
+        # In rounds of one run of each: a slow spell of a shared machine then falls on
+        # every variant alike, not on all the runs of one, and the ratios stay fair.
+        for _ in range(args.repeat if size < 100_000 else args.repeat_large):
+            for label, command, fresh in variants:
+                if fresh:
+                    shutil.rmtree(out, ignore_errors=True)
+                runs[label].append(measure(command))
+        for label, _, _ in variants:
+            results[label, size] = run = median(runs[label])
+            shown = "" if label in ("floor", "kgraph+html") else f"   {run.output}"
+            print(row(label, size, run) + shown, flush=True)
+        if size <= args.baseline_max:
+            baseline_measured = (size, results["baseline", size])
         elif baseline_measured is not None:
             base_size, base = baseline_measured
             scale = size / base_size
