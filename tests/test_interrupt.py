@@ -49,10 +49,10 @@ def old_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     return {name: (out / name).read_bytes() for name in NAMES}
 
 
-def _start(digest: Path, out: Path) -> subprocess.Popen[str]:
+def _start(digest: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
     assert KGRAPH.exists(), f"the console script is installed beside {sys.executable}"
     return subprocess.Popen(
-        [str(KGRAPH), "build", str(digest), "-o", str(out), *ONLY],
+        [str(KGRAPH), "build", str(digest), "-o", str(out), *ONLY, *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -70,22 +70,29 @@ def _wait_for(moment: str, process: subprocess.Popen[str], out: Path) -> bool:
         time.sleep(0.3)  # the interpreter is up; the CLI's modules are still loading
     elif moment == "building":
         time.sleep(1.2)
-    else:  # "writing": the first temporary output file exists
+    else:  # "writing": the first temporary output file exists, or a part of one
         deadline = time.monotonic() + 120
-        while not _temporary_files(out):
+        part = moment == "writing a part"
+        while not [n for n in _temporary_files(out) if not part or ".tmp." in n]:
             if process.poll() is not None or time.monotonic() > deadline:
                 return False
             time.sleep(0)  # poll as fast as possible: the window is a few milliseconds
     return process.poll() is None
 
 
-@pytest.mark.parametrize("moment", ["starting", "building", "writing"])
+@pytest.mark.parametrize(
+    ("moment", "jobs"),
+    [("starting", "1"), ("building", "1"), ("writing", "1"), ("writing a part", "2")],
+    ids=["starting", "building", "writing", "writing-a-part"],
+)
 @pytest.mark.parametrize(
     "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name
 )
 def test_interrupt_at_any_moment_leaves_whole_outputs(
-    tmp_path, big_digest, old_outputs, signum, moment
+    tmp_path, big_digest, old_outputs, signum, moment, jobs
 ) -> None:
+    """With `-j 2` the files are written in parts by worker processes, each part to a
+    temporary file of its own (`.graph.nt.….tmp.3.….tmp`), and then joined."""
     digest, new_outputs = big_digest
     out = tmp_path / "out"
     for _ in range(5):  # "writing" lasts milliseconds: a busy machine may miss it
@@ -94,7 +101,7 @@ def test_interrupt_at_any_moment_leaves_whole_outputs(
             (out / name).write_bytes(data)
         for name in _temporary_files(out):
             (out / name).unlink()
-        process = _start(digest, out)
+        process = _start(digest, out, "-j", jobs)
         if not _wait_for(moment, process, out):
             process.wait()
             continue
