@@ -15,8 +15,7 @@ from pyshacl import validate
 from rdflib.compare import graph_diff, isomorphic
 
 from conftest import EXAMPLES, SCHEMAS, SHARED, build
-from kgraph.export import ExportInput, reuse, subject_parts
-from kgraph.graph import KnowledgeGraph, Node
+from kgraph.export import reuse
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -76,10 +75,10 @@ def test_export_rdf_file_written_alone_is_the_one_written_in_the_shared_walk(
     assert written.read_bytes() == (seeds_out / written.name).read_bytes()
 
 
-def test_export_in_parts_is_the_file_written_whole(seeds_out, tmp_path) -> None:
-    """With -j each file is written in parts, a range of subjects each, by several
-    processes, and joined: 3 jobs cut the seeds' subjects in 12 ranges. Every file, and
-    where its index says each block starts, is what one process writes whole."""
+def test_export_in_processes_is_the_build_in_one(seeds_out, tmp_path) -> None:
+    """With -j 3 the files are written, and the subjects fingerprinted, by worker
+    processes (the RDF formats' walk cut in three): every file, and where its index says
+    each block starts, is what one process writes."""
     code, _, stderr = build([str(SHARED / "seeds")], tmp_path, "-j", "3")
     assert code == 0, stderr
     for name in ("graph.ttl", "graph.nt", "graph.jsonld", "graph.json", "graph.html"):
@@ -88,27 +87,6 @@ def test_export_in_parts_is_the_file_written_whole(seeds_out, tmp_path) -> None:
         if index.name != reuse.INDEX:  # which holds the files' inodes and times
             assert (tmp_path / reuse.FOLDER / index.name).read_bytes() == index.read_bytes()
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-
-
-def test_export_parts_leave_the_first_blocks_to_the_first_part() -> None:
-    """A section's first block has no separator before it (JSON's "[\n{…},\n{…}"), so
-    no part but the first may hold one: the first subject here has edges but no node,
-    the second a node but no edge, and JSON's nodes and edges start at different ones."""
-    graph = KnowledgeGraph()
-    graph.link("a/0", "touchesFile", "z/0")
-    graph.add(Node("a/1", "SourceFile", "f"))
-    for i in range(40):
-        graph.add(Node(f"b/{i:02}", "PullRequest", "t"))
-    inputs = ExportInput(graph, "https://example.org/")
-    parts = subject_parts(inputs, 8)
-    assert len(parts) == 8 and parts[0].start == 0 and parts[0].stop >= 2
-    assert [p.stop for p in parts[:-1]] == [p.start for p in parts[1:]]
-    assert parts[-1].stop == len(inputs.subjects.ids) == 42  # z/0 is no subject
-    finest = subject_parts(inputs, 100)  # a subject a part, after the first part
-    assert finest[0] == reuse.Part(0, 2) and len(finest) == 41
-    assert subject_parts(ExportInput(KnowledgeGraph(), "https://example.org/"), 8) == [
-        reuse.Part(0, 0)
-    ]
 
 
 def test_export_is_byte_identical_across_runs(tmp_path) -> None:

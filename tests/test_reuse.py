@@ -212,9 +212,8 @@ def test_reuse_any_change_gives_the_clean_bytes(
     """Old and new graphs share ids, so blocks are copied, moved, dropped and inserted
     around them, including the first of each section. When one old file is gone, the
     walk that writes the RDF files together writes that file's every block and still
-    copies the others'. With 3 jobs each file is written in up to 12 parts, a subject or
-    two each, that copy their unchanged blocks from the old file when they are joined;
-    the index they leave is the one a clean build in one process leaves."""
+    copies the others'. With 3 jobs the files and the fingerprints are made by worker
+    processes; the index they leave is the one a clean build in one process leaves."""
     folder = tmp_path_factory.mktemp("reuse")
     new_n = {**old_n, **new_n} if len(new_n) % 2 else new_n  # often, mostly the same nodes
     new_e = old_e[: len(old_e) // 2] + new_e

@@ -26,8 +26,12 @@ def write_json(graph: KnowledgeGraph, subjects: Subjects, out: BlockFile) -> Non
     Nodes, then edges, each in the subjects' shared order, so each subject has a block in
     both sections (empty where it has no node or no edge), which the next build may copy."""
     out_edges = subjects.out_edges
-    counts, edge_count = subjects.counts
-    header = {"base": subjects.base, "counts": counts, "edgeCount": edge_count}
+    edge_count = sum(map(len, out_edges.values()))
+    header = {
+        "base": subjects.base,
+        "counts": dict(sorted(graph.counts().items())),
+        "edgeCount": edge_count,
+    }
     out.write('{"directed": true, "multigraph": true, "graph": ' + _dump(header) + ',\n"nodes": [')
     out.section("nodes")
     ids = subjects.ids

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import cached_property
 from io import BytesIO
 from typing import NamedTuple
 
@@ -65,13 +64,6 @@ class Subjects:
             + [(RDF_TYPE, extra, "", "") for extra in EXTRA_TYPES.get(kind, ())]
             for kind in {n.kind for n in graph.nodes.values()}
         }
-
-    @cached_property
-    def counts(self) -> tuple[dict[str, int], int]:
-        """Nodes by kind, sorted, and the number of edges: made once in a process that
-        writes several parts of a file that states them."""
-        edge_count = sum(map(len, self.out_edges.values()))
-        return dict(sorted(self.graph.counts().items())), edge_count
 
     def terms(self, node_id: str) -> list[Term]:
         """The sorted triples of one subject."""

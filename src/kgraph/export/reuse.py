@@ -31,7 +31,7 @@ from functools import cache
 from io import BytesIO
 from pathlib import Path
 from stat import S_ISREG
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO
 
 import kgraph
 from kgraph.atomic import write_all_atomic, write_atomic
@@ -270,33 +270,6 @@ class Written:
     copied: int = 0  # bytes copied from the last build's file
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
-    """The subjects `start:stop` of a file that several processes write, a part each."""
-
-    start: int
-    stop: int
-
-
-OWN, OLD = 0, 1  # where a piece of a part's bytes is: its own file, or the last build's
-
-
-@dataclass
-class PartWritten:
-    """A part of a file: its sections' blocks, and the text around the sections, to be
-    joined with the other parts' (`join_parts`).
-
-    The part's bytes are pieces of its own file and of the last build's, which are copied
-    from where they are into the joined file, each once. Its `offsets` start at 0 and
-    count the pieces' bytes in order, as if they were one stream."""
-
-    frames: list[str]  # the text before, between and after the sections (the whole file's)
-    spans: dict[str, tuple[int, int]]  # each section's bytes in the part's stream
-    offsets: dict[str, array]  # per section: where each of the part's blocks starts, and its end
-    pieces: list[tuple[int, int, int]]  # (OWN or OLD, start, end), in stream order
-    copied: int = 0
-
-
 class BlockFile:
     """An output file written as blocks, one per subject and section, that copies a block
     from the old file when the subject's fingerprint is unchanged, and notes where each
@@ -312,7 +285,6 @@ class BlockFile:
         matches: Sequence[int] = (),  # `Previous.matches`
         run_ends: Sequence[int] = (),  # `run_ends(matches)`
         separated: bool = False,
-        part: Part | None = None,
     ) -> None:
         self.out = out
         self.separated = separated  # a block starts with a separator its place decides
@@ -326,19 +298,8 @@ class BlockFile:
         self.written = Written()
         self._section: array | None = None
         self._old_section: array | None = None
-        # Writing one part of the file: the blocks of `part`'s subjects only. The text
-        # outside the sections is kept aside (`frames`), and a copy from the old file is
-        # noted as a piece instead of made, to be made once, into the joined file.
-        self.part = part
-        self.frames = [""]
-        self.spans: dict[str, tuple[int, int]] = {}
-        self.pieces: list[tuple[int, int, int]] = []
-        self._own = 0  # bytes written to `out`
 
     def write(self, text: str) -> None:
-        if self.part is not None and self._section is None:
-            self.frames[-1] += text
-            return
         data = text.encode("utf-8")
         if self.pending is not None:
             self._copy_pending()
@@ -352,17 +313,11 @@ class BlockFile:
         """Start a section: a run of blocks, one per subject, in the shared order."""
         self._section = self.written.offsets[name] = array("Q")
         self._old_section = self.old.offsets.get(name) if self.old is not None else None
-        self._name = name
-        self._begin = self.position
 
     @property
     def at_start(self) -> bool:
-        """Nothing was written in this section yet: the next block is its first. A part
-        after the first never holds a section's first block (`kgraph.export` cuts the
-        subjects so)."""
+        """Nothing was written in this section yet: the next block is its first."""
         section = self._section
-        if self.part is not None and self.part.start > 0:
-            return False
         return section is not None and (not section or self.position == section[0])
 
     def _copyable(self, index: int) -> tuple[int, int] | None:
@@ -383,11 +338,10 @@ class BlockFile:
         order; a block is started at each, and the blocks between them are copied.
 
         A run of unchanged subjects that followed each other in the old file too (most
-        of them, on a daily rebuild) is copied as one range, with no step per subject.
-        Writing a part, only its subjects are walked."""
-        index, stop = (0, count) if self.part is None else (self.part.start, self.part.stop)
-        while index < stop:
-            after = self._copy_run(index, stop)
+        of them, on a daily rebuild) is copied as one range, with no step per subject."""
+        index = 0
+        while index < count:
+            after = self._copy_run(index)
             if after > index:
                 index = after
                 continue
@@ -397,19 +351,17 @@ class BlockFile:
 
     def _start(self, index: int) -> None:
         """Start the block of subject `index`, which the writer writes."""
-        first = 0 if self.part is None else self.part.start
-        assert self._section is not None and len(self._section) == index - first
+        assert self._section is not None and len(self._section) == index
         self._section.append(self.position)
 
-    def _copy_run(self, index: int, stop: int) -> int:
-        """Copy subject `index`'s block, and those after it, up to `stop`, that followed it
-        in the old file too; returns the subject after them (`index` when nothing could be
-        copied)."""
+    def _copy_run(self, index: int) -> int:
+        """Copy subject `index`'s block, and those after it that followed it in the old
+        file too; returns the subject after them (`index` when nothing could be copied)."""
         found = self._copyable(index)
         if found is None:
             return index
         start, at = found[0], self.matches[index]
-        after = min(self.run_ends[index], stop)
+        after = self.run_ends[index]
         old, section = self._old_section, self._section
         assert old is not None and section is not None
         end = old[at + after - index]
@@ -428,31 +380,18 @@ class BlockFile:
     def end_section(self) -> None:
         assert self._section is not None
         self._section.append(self.position)
-        self.spans[self._name] = (self._begin, self.position)
         self._section = self._old_section = None
-        self.frames.append("")
 
     def _copy_pending(self) -> None:
         assert self.pending is not None and self.old is not None
         start, end = self.pending
         self.pending = None
         self.flush()
-        if self.part is not None:
-            self.pieces.append((OLD, start, end))
-        else:
-            copy_range(self.old.fd, start, end, self.out)
+        copy_range(self.old.fd, start, end, self.out)
 
     def flush(self) -> None:
         if self.parts:
-            data = b"".join(self.parts)
-            self.out.write(data)
-            if self.part is not None:
-                end = self._own + len(data)
-                if self.pieces and self.pieces[-1][0] == OWN:
-                    self.pieces[-1] = (OWN, self.pieces[-1][1], end)
-                else:
-                    self.pieces.append((OWN, self._own, end))
-                self._own = end
+            self.out.write(b"".join(self.parts))
             self.parts.clear()
             self.size = 0
 
@@ -462,62 +401,6 @@ class BlockFile:
         self.flush()
         self.written.size = self.position
         return self.written
-
-    def close_part(self) -> PartWritten:
-        written = self.close()
-        return PartWritten(self.frames, self.spans, written.offsets, self.pieces, written.copied)
-
-
-def join_parts(
-    out: BinaryIO, parts: Sequence[tuple[int, PartWritten]], old: OldFile | None
-) -> Written:
-    """Write a file from its parts, in order: each (readable descriptor of the part's own
-    file, what its writer said). The text around the sections is the first part's; each
-    section is every part's span of it, in turn."""
-    first = parts[0][1]
-    written = Written(copied=sum(part.copied for _, part in parts))
-    position = 0
-
-    def text(frame: str) -> None:
-        nonlocal position
-        data = frame.encode("utf-8")
-        out.write(data)
-        position += len(data)
-
-    text(first.frames[0])
-    for number, name in enumerate(first.spans):
-        offsets = written.offsets[name] = array("Q")
-        for fd, part in parts:
-            begin, end = part.spans[name]
-            shift = position - begin
-            offsets.extend(map(shift.__add__, part.offsets[name][:-1]))
-            _copy_stream(part.pieces, begin, end, fd, old, out)
-            position += end - begin
-        offsets.append(position)
-        text(first.frames[number + 1])
-    written.size = position
-    return written
-
-
-def _copy_stream(
-    pieces: Sequence[tuple[int, int, int]],
-    begin: int,
-    end: int,
-    own: int,
-    old: OldFile | None,
-    out: BinaryIO,
-) -> None:
-    """Copy the bytes `begin:end` of a part's stream, which its pieces make in order."""
-    at = 0  # where the current piece starts in the stream
-    for where, start, stop in pieces:
-        size = stop - start
-        low, high = max(begin, at), min(end, at + size)
-        if low < high:
-            source = own if where == OWN else cast(OldFile, old).fd
-            copy_range(source, start + low - at, start + high - at, out)
-        at += size
-        if at >= end:
-            break
 
 
 def save(
