@@ -10,9 +10,10 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
-from conftest import EXAMPLES, build
+from conftest import EXAMPLES, SEEDS, build
 from kgraph.cli import cli
 from kgraph.export import json_graph, layout
 from kgraph.export.html import DEFAULT_MAX_NODES
@@ -91,6 +92,64 @@ def test_export_html_layout_is_deterministic_and_bounded_on_5000_nodes() -> None
     assert len(first) == 5000 and seconds < 30, seconds
     assert len(set(first.values())) > 4900  # nodes do not pile up
     assert layout.layout(prs + code, edges) == first
+
+
+def test_export_html_remembered_layout_is_reused_only_for_the_same_inputs(
+    tmp_path, monkeypatch
+) -> None:
+    """A build keeps the page's layouts; the next build takes one only when its nodes,
+    edges, warm start and anchors are the same, and computes every other."""
+    path = tmp_path / "layouts.json"
+    nodes, edges = ["a", "b", "c", "d"], [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]
+    first = layout.Remembered.load(path)
+    positions = first.layout(nodes, edges, None, ["a"])
+    first.save()
+    computed = []
+    real = layout.layout
+    monkeypatch.setattr(layout, "layout", lambda *a: computed.append(a) or real(*a))
+    again = layout.Remembered.load(path)
+    assert again.layout(nodes, edges, None, ["a"]) == positions and computed == []
+    for other in (
+        (nodes, edges[:-1], None, ["a"]),  # an edge less
+        (nodes, edges, None, ["b"]),  # other anchors
+        (nodes, edges, {"a": (0.0, 1.0)}, ["a"]),  # a warm start
+        ([*nodes, "e"], edges, None, ["a"]),  # a node more
+    ):
+        assert again.layout(*other) == real(*other)
+    assert len(computed) == 4
+    again.save()  # keeps the layouts of this build only
+    assert len(json.loads(path.read_text())) == 5
+
+
+def test_export_html_damaged_remembered_layouts_are_computed_again(tmp_path) -> None:
+    nodes, edges = ["a", "b"], [("a", "b")]
+    path = tmp_path / "layouts.json"
+    for damage in (b"{", b"[1, 2]", b'{"k": {"a": [1]}}', b'{"k": 3}', b"\xff"):
+        path.write_bytes(damage)
+        assert layout.Remembered.load(path).layout(nodes, edges, None, ()) == layout.layout(
+            nodes, edges
+        )
+
+
+def test_export_html_page_of_a_rebuild_is_the_clean_page(tmp_path, monkeypatch) -> None:
+    """The examples' page, then the seeds' built into the same folder, which remembers
+    the examples' layouts: the seeds' page is the one a clean build draws, and a third
+    build takes both of its layouts from the second. `--no-cache` keeps none."""
+    out = tmp_path / "out"
+    assert build([str(EXAMPLES)], out)[0] in (0, 1)
+    remembered = out / ".kgraph" / "output" / "layouts.json"
+    examples = json.loads(remembered.read_text())
+    assert len(examples) == 2
+    assert build([str(SEEDS)], out)[0] == 0
+    assert build([str(SEEDS)], tmp_path / "clean", "--no-cache")[0] == 0
+    assert (out / "graph.html").read_bytes() == (tmp_path / "clean" / "graph.html").read_bytes()
+    seeds = json.loads(remembered.read_text())
+    assert len(seeds) == 2 and not seeds.keys() & examples.keys()
+    monkeypatch.setattr(layout, "layout", lambda *a: pytest.fail("not remembered"))
+    assert build([str(SEEDS)], out)[0] == 0
+    assert json.loads(remembered.read_text()) == seeds
+    assert (out / "graph.html").read_bytes() == (tmp_path / "clean" / "graph.html").read_bytes()
+    assert not (tmp_path / "clean" / ".kgraph").exists()
 
 
 def test_export_html_max_nodes_keeps_shared_code_and_its_prs_first(tmp_path) -> None:

@@ -221,6 +221,7 @@ def _run(
             dict(options.export_options),
             previous=reuse.load(out_dir, options.base) if options.cache else None,
             keep_index=options.cache,
+            layouts=out_dir / reuse.FOLDER / reuse.LAYOUTS if options.cache else None,
         )
         exported = export_all(export, out_dir, options.exporters, progress, options.jobs)
         outputs, copied = exported.paths, exported.copied

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from kgraph.atomic import Filler, GroupWriter, fill, write_groups_atomic
-from kgraph.export import html, json_graph, rdf, reuse
+from kgraph.export import html, json_graph, layout, rdf, reuse
 from kgraph.graph import Edge, KnowledgeGraph
 from kgraph.interrupt import leave_stops_to_parent
 from kgraph.progress import Progress
@@ -30,6 +30,7 @@ class ExportInput:
     options: dict[str, object] = field(default_factory=dict)
     previous: reuse.Previous | None = None  # the last build's outputs, to copy blocks from
     keep_index: bool = False  # fingerprint the subjects, to index the outputs for next time
+    layouts: Path | None = None  # where the page's layouts are kept for the next build
 
     @cached_property
     def out_edges(self) -> Mapping[str, list[Edge]]:
@@ -70,7 +71,9 @@ def _json(x: ExportInput, outs: Mapping[str, reuse.BlockFile]) -> None:
 
 
 def _html(x: ExportInput, outs: Mapping[str, reuse.BlockFile]) -> None:
-    outs["html"].write(html.to_html(x.graph, html.options_from(x.options)))
+    remembered = layout.Remembered.load(x.layouts)
+    outs["html"].write(html.to_html(x.graph, html.options_from(x.options), remembered.layout))
+    remembered.save()
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,9 +71,12 @@ class HtmlOptions:
     depth: int = 2
 
 
-def to_html(graph: KnowledgeGraph, options: HtmlOptions | None = None) -> str:
+def to_html(
+    graph: KnowledgeGraph, options: HtmlOptions | None = None, place: layout.Layout = layout.layout
+) -> str:
+    """`place` computes the positions: `layout.layout`, or a build's `Remembered.layout`."""
     options = options or HtmlOptions()
-    data = page_data(graph, options)
+    data = page_data(graph, options, place)
     payload = json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     vis_js = _vis_library().replace("</script", "<\\/script")
@@ -94,7 +97,9 @@ def to_html(graph: KnowledgeGraph, options: HtmlOptions | None = None) -> str:
     return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _template("graph.html"))
 
 
-def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
+def page_data(
+    graph: KnowledgeGraph, options: HtmlOptions, place: layout.Layout = layout.layout
+) -> dict[str, object]:
     """Everything the page shows, as plain JSON values with node indices for links."""
     candidates = sorted(n.id for n in graph.nodes.values() if n.kind in DRAWN_KINDS)
     all_edges = graph.sorted_edges()
@@ -110,12 +115,14 @@ def page_data(graph: KnowledgeGraph, options: HtmlOptions) -> dict[str, object]:
     # The shared-code view gets its own layout: in the whole graph's, its few nodes are lost
     # among the room left for everything else. The whole graph's then starts from it.
     shared_view = _shared_view(graph, kept, near)
-    shared_positions = layout.layout(
+    shared_positions = place(
         sorted(shared_view),
         [(a, b) for a, b in kept_edges if a in shared_view and b in shared_view],
+        None,
+        (),
     )
     prs = [n for n in kept if graph.nodes[n].kind == "PullRequest"]
-    positions = layout.layout(kept, kept_edges, warm=shared_positions, anchors=prs)
+    positions = place(kept, kept_edges, shared_positions, prs)
 
     edges = [
         [index[e.source], e.relation, index[e.target]]

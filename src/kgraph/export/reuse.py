@@ -42,6 +42,7 @@ FOLDER = Path(".kgraph") / "output"
 INDEX = "index.json"
 FINGERPRINTS = "fingerprints.bin"
 SUBJECTS = "subjects.txt"
+LAYOUTS = "layouts.json"  # the HTML page's (`kgraph.export.layout.Remembered`)
 SIZE = 16  # bytes of a fingerprint
 
 # The code the bytes of a subject's block depend on, besides the graph.
