@@ -53,7 +53,10 @@ class Node(NamedTuple):
     attrs: tuple[tuple[str, Value], ...] = ()  # repeated keys are multi-valued properties
 
     def get(self, name: str) -> Value | None:
-        return next((v for k, v in self.attrs if k == name), None)
+        for key, value in self.attrs:  # a loop, not `next` over a generator: half the time
+            if key == name:
+                return value
+        return None
 
     def values(self, name: str) -> list[Value]:
         return [v for k, v in self.attrs if k == name]

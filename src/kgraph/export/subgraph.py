@@ -30,13 +30,10 @@ class FocusError(ValueError):
 
 
 def is_shared_code(node: Node) -> bool:
+    if node.kind not in CODE_KINDS:
+        return False  # most nodes, asked of first: mentions, entries
     count = node.get("prCount")
-    return (
-        node.kind in CODE_KINDS
-        and node.get("isExternal") is not True
-        and isinstance(count, int)
-        and count >= 2
-    )
+    return node.get("isExternal") is not True and isinstance(count, int) and count >= 2
 
 
 def neighbours(candidates: Sequence[str], edges: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
