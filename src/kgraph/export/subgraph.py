@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from kgraph.graph import KnowledgeGraph, Node
 
@@ -173,7 +174,8 @@ def _describe(graph: KnowledgeGraph, node_ids: Sequence[str]) -> str:
     )
 
 
+@cache
 def _words(kind: str) -> str:
-    """`SourceFile` → `source file`."""
+    """`SourceFile` → `source file`; asked once per node left out of the page."""
     out = "".join(" " + c.lower() if c.isupper() else c for c in kind).strip()
     return out.replace("pull request", "PR")
