@@ -22,10 +22,19 @@ def test_bench_runs_every_variant_in_rounds_and_adds_one_digest(tmp_path, capsys
     table, ratios_table = printed.split("ratios (this run):")
     lines = table.splitlines()
     rows = {line[10:26].strip(): line for line in lines if line.startswith("     100")}
-    assert list(rows) == ["floor", "kgraph", "kgraph -j 2", "+1 digest", "kgraph+html", "baseline"]
+    assert list(rows) == [
+        "floor",
+        "kgraph",
+        "kgraph -j 2",
+        "+1 digest",
+        "kgraph+html",
+        "+1 +html",
+        "baseline",
+    ]
     assert "100 entries" in rows["kgraph"] and "100 entries" in rows["kgraph -j 2"]
-    assert "1 digests extracted" in rows["+1 digest"]
-    assert "of the output copied" in rows["+1 digest"]
+    for added in ("+1 digest", "+1 +html"):  # to the build made just before, in its round
+        assert "1 digests extracted" in rows[added]
+        assert "of the output copied" in rows[added]
     assert "triples" in rows["baseline"]
     ratios = ratios_table.splitlines()
-    assert ratios[2].split()[0] == "100" and len(ratios[2].split()) == 5
+    assert ratios[2].split()[0] == "100" and len(ratios[2].split()) == 6
