@@ -136,8 +136,8 @@ def cli() -> None:
 @click.option(
     "--no-cache",
     is_flag=True,
-    help="Build from scratch: neither read nor update the extraction cache and output index "
-    "in OUTPUT/.kgraph/.",
+    help="Build from scratch: neither read nor update the extraction cache, output index "
+    "and page layouts in OUTPUT/.kgraph/.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but problems, and no progress.")
 def build(
