@@ -118,8 +118,10 @@ class Remembered:
         inputs = [_CODE, list(nodes), list(edges), sorted((warm or {}).items()), sorted(anchors)]
         key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
         found = self.old.get(key)
-        self.kept[key] = layout(nodes, edges, warm, anchors) if found is None else found
-        return self.kept[key]
+        if found is None or found.keys() != set(nodes):  # a file edited by hand: not a layout
+            found = layout(nodes, edges, warm, anchors)
+        self.kept[key] = found
+        return found
 
     def save(self) -> None:
         if self.path is not None:
