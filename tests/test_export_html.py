@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import random
 import re
@@ -15,8 +16,8 @@ from click.testing import CliRunner
 
 from conftest import EXAMPLES, SEEDS, build
 from kgraph.cli import cli
-from kgraph.export import json_graph, layout
-from kgraph.export.html import DEFAULT_MAX_NODES
+from kgraph.export import json_graph, layout, subgraph
+from kgraph.export.html import DEFAULT_MAX_NODES, RELATIONS
 from kgraph.export.rdf import Subjects
 from kgraph.export.reuse import BlockFile
 
@@ -160,6 +161,20 @@ def test_export_html_page_of_a_rebuild_is_the_clean_page(tmp_path, monkeypatch) 
     assert json.loads(remembered.read_text()) == seeds
     assert (out / "graph.html").read_bytes() == (tmp_path / "clean" / "graph.html").read_bytes()
     assert not (tmp_path / "clean" / ".kgraph").exists()
+
+
+def test_export_html_most_relevant_nodes_are_one_ranking_cut_anywhere(examples_out) -> None:
+    """The page keeps the first `max_nodes` of one ranking, whatever `max_nodes` is: the
+    choice stops ranking once it has enough, and each cut must still be a prefix of the
+    next one's."""
+    graph = json_graph.from_json((examples_out / "graph.json").read_text("utf-8"))
+    candidates = sorted(n.id for n in graph.nodes.values() if n.kind in DRAWN)
+    drawn = [(e.source, e.target) for e in graph.sorted_edges() if e.relation in RELATIONS]
+    near = subgraph.neighbours(candidates, drawn)
+    assert len(near) > 80
+    kept = [subgraph.most_relevant(graph, near, size).nodes for size in range(1, len(near))]
+    for size, (smaller, larger) in enumerate(itertools.pairwise(kept), start=1):
+        assert len(smaller) == size and smaller < larger, size
 
 
 def test_export_html_max_nodes_keeps_shared_code_and_its_prs_first(tmp_path) -> None:

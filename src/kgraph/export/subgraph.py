@@ -57,23 +57,34 @@ def most_relevant(graph: KnowledgeGraph, near: Mapping[str, set[str]], max_nodes
         return nodes[node_id].kind == "PullRequest"
 
     order: dict[str, None] = {}
+
+    def full() -> bool:
+        """Only the first `max_nodes` are kept, and a step only adds after them: once
+        there are that many, the steps left need not sort the rest of a large graph (4 s
+        of the page's 16 s at 100k entries)."""
+        return len(order) >= max_nodes
+
     shared = sorted(
         (n for n in near if is_shared_code(nodes[n])), key=lambda n: (-_pr_count(nodes[n]), n)
     )
     for code in shared:
+        if full():
+            break
         order[code] = None
         order.update(dict.fromkeys(sorted(n for n in near[code] if is_pr(n))))
-    context = {n for pr in order if is_pr(pr) for n in near[pr] if nodes[n].kind in KEEP_ORDER}
-    order.update(dict.fromkeys(sorted(context, key=lambda n: _rank(nodes[n], near[n], True))))
-    order.update(
-        dict.fromkeys(sorted((n for n in near if is_pr(n)), key=lambda n: (-len(near[n]), n)))
-    )
-    rest = (n for n in near if n not in order)
-    order.update(
-        dict.fromkeys(
-            sorted(rest, key=lambda n: _rank(nodes[n], near[n], any(map(is_pr, near[n]))))
+    if not full():
+        context = {n for pr in order if is_pr(pr) for n in near[pr] if nodes[n].kind in KEEP_ORDER}
+        order.update(dict.fromkeys(sorted(context, key=lambda n: _rank(nodes[n], near[n], True))))
+    if not full():
+        prs = sorted((n for n in near if is_pr(n)), key=lambda n: (-len(near[n]), n))
+        order.update(dict.fromkeys(prs))
+    if not full():
+        rest = (n for n in near if n not in order)
+        order.update(
+            dict.fromkeys(
+                sorted(rest, key=lambda n: _rank(nodes[n], near[n], any(map(is_pr, near[n]))))
+            )
         )
-    )
     kept = list(order)[:max_nodes]
     kept_set = set(kept)
     left_out = [n for n in near if n not in kept_set]
