@@ -19,7 +19,9 @@ runs, for each size:
               beyond, marked "~".
 
 Each is a separate process: wall time (median of --repeat runs; --repeat-large runs from
-100k entries up), entries/s, peak RSS of the largest process of its tree, and CPU seconds;
+100k entries up), entries/s, peak RSS of the largest process of its tree, the peak memory of
+the whole tree (its processes' PSS, summed: what `-j` workers add, which the largest
+process alone does not show), and CPU seconds;
 then the ratios kgraph/baseline, kgraph/floor, +1 digest/kgraph and +1 +html/kgraph+html
 from this same run.
 The runs go in rounds, one of each variant a round, so that a slow spell of a shared
@@ -37,6 +39,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,21 +65,90 @@ class Run:
     cpu: float
     rss_mb: float
     output: str
+    tree_mb: float = 0.0  # peak of the summed PSS of the process and its children
+
+
+SAMPLE_EVERY = 0.2  # seconds between memory samples: a few percent of one CPU at 100k
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    found = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as listed:
+                found += [int(child) for child in listed.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _pss_kb(pid: int) -> int:
+    """Proportional set size: a page shared by n processes counts 1/n in each, so the sum
+    over a tree of forked processes is the memory the tree really holds."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_memory_kb(pid: int) -> int:
+    """The summed PSS of a process and all its descendants now (0 where /proc lacks it)."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        total += _pss_kb(current)
+        pending += _children(current)
+    return total
+
+
+class TreeMemory:
+    """Samples a running process tree's memory in a thread until stopped; keeps the peak."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak_kb = pid, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self.peak_kb = max(self.peak_kb, tree_memory_kb(self.pid))
+            self._stop.wait(SAMPLE_EVERY)
+
+    def stop(self) -> float:
+        """Stop sampling; the peak in MB."""
+        self._stop.set()
+        self._thread.join()
+        return self.peak_kb / 1024
 
 
 def measure(command: list[str]) -> Run:
-    """Run a command to the end; its wall time, CPU time and peak RSS (from wait4)."""
+    """Run a command to the end; its wall time, CPU time and peak RSS (from wait4), and
+    its tree's peak memory (sampled)."""
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    memory = TreeMemory(process.pid)
     assert process.stdout is not None and process.stderr is not None
     out = process.stdout.read().decode()
     err = process.stderr.read().decode()
+    tree_mb = memory.stop()  # before wait4 reaps the process and its /proc entry goes
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{err}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.strip())
+    rss_mb = usage.ru_maxrss / 1024
+    # A run shorter than a sample, or without /proc, has no sample: it is one process
+    # as far as anyone could tell, and its largest process is its peak.
+    return Run(wall, usage.ru_utime + usage.ru_stime, rss_mb, out.strip(), max(tree_mb, rss_mb))
 
 
 def median(runs: list[Run]) -> Run:
@@ -87,6 +159,7 @@ def median(runs: list[Run]) -> Run:
         statistics.median(r.cpu for r in runs),
         max(r.rss_mb for r in runs),
         middle.output,
+        max(r.tree_mb for r in runs),
     )
 
 
@@ -118,7 +191,7 @@ def row(label: str, size: int, run: Run, estimated: bool = False) -> str:
     rate = size / run.wall if run.wall else 0.0
     return (
         f"{size:>8,}  {label:<16} {mark}{run.wall:>8.2f} {mark}{rate:>10,.0f}"
-        f" {mark}{run.rss_mb:>8.0f} {mark}{run.cpu:>8.2f}"
+        f" {mark}{run.rss_mb:>8.0f} {mark}{run.tree_mb:>8.0f} {mark}{run.cpu:>8.2f}"
     )
 
 
@@ -145,7 +218,10 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"kgraph benchmark: sizes {sizes}, {args.repeat} runs each, work folder {work}")
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
-    print(f"{'entries':>8}  {'run':<16} {'wall s':>9} {'entries/s':>11} {'RSS MB':>9} {'CPU s':>9}")
+    print(
+        f"{'entries':>8}  {'run':<16} {'wall s':>9} {'entries/s':>11} {'RSS MB':>9}"
+        f" {'tree MB':>9} {'CPU s':>9}"
+    )
     results: dict[tuple[str, int], Run] = {}
     baseline_measured: tuple[int, Run] | None = None
     for size in sizes:
@@ -185,7 +261,11 @@ def main(argv: list[str] | None = None) -> None:
             base_size, base = baseline_measured
             scale = size / base_size
             results["baseline", size] = run = Run(
-                base.wall * scale, base.cpu * scale, base.rss_mb * scale, "extrapolated"
+                base.wall * scale,
+                base.cpu * scale,
+                base.rss_mb * scale,
+                "extrapolated",
+                base.tree_mb * scale,
             )
             print(row("baseline", size, run, estimated=True) + "   (linear from "
                   f"{base_size:,} entries)", flush=True)  # fmt: skip

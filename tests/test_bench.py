@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from bench import build
 
@@ -38,3 +41,28 @@ def test_bench_runs_every_variant_in_rounds_and_adds_one_digest(tmp_path, capsys
     assert "triples" in rows["baseline"]
     ratios = ratios_table.splitlines()
     assert ratios[2].split()[0] == "100" and len(ratios[2].split()) == 6
+
+
+def test_tree_memory_counts_what_forked_children_hold_apart(tmp_path) -> None:
+    """A parent and a forked child that each fill 60 MB of their own: the tree holds both,
+    while the parent alone (or the largest process, what wait4 reports) holds one."""
+    script = tmp_path / "tree.py"
+    script.write_text(
+        "import os, sys, time\n"
+        "os.fork()\n"  # parent and child alike go on
+        "block = bytearray(os.urandom(1 << 20)) * 60\n"
+        "sys.stdout.write('ready\\n'); sys.stdout.flush()\n"
+        "time.sleep(30)\n"
+    )
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline() == b"ready\n"
+        assert process.stdout.readline() == b"ready\n"
+        tree_mb = build.tree_memory_kb(process.pid) / 1024
+        parent_mb = build._pss_kb(process.pid) / 1024
+        assert parent_mb >= 60
+        assert tree_mb >= 120 > parent_mb + 30
+    finally:
+        process.kill()
+        process.wait()
