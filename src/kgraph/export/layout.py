@@ -317,7 +317,9 @@ def _warm_start(
     index = {node: i for i, node in enumerate(component)}
     for i, node in enumerate(component):
         if i not in placed:
-            near = [index[o] for o in adjacency[node] if o in index and index[o] in placed]
+            # Sorted: a float mean depends on the order it adds in, and a set's order on
+            # the process's string hashes, which differ from one run to the next.
+            near = sorted(index[o] for o in adjacency[node] if o in index and index[o] in placed)
             if near:
                 x[i] = x[near].mean() + (x[i] % 37.0)
                 y[i] = y[near].mean() + (y[i] % 37.0)
