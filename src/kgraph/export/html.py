@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -100,10 +100,21 @@ def to_html(
 def page_data(
     graph: KnowledgeGraph, options: HtmlOptions, place: layout.Layout = layout.layout
 ) -> dict[str, object]:
-    """Everything the page shows, as plain JSON values with node indices for links."""
+    """Everything the page shows, as plain JSON values with node indices for links.
+
+    Edges are read from each node's own group, never from a sorted list of all of them:
+    the drawn relations leave drawn nodes, so the candidates' groups, in their order, are
+    the sorted list's drawn edges. At 100k entries, sorting the 4 million edges took 2 s,
+    and each of three passes over them 1.5 to 2.7 s.
+    """
+    out = graph.out_edges()
     candidates = sorted(n.id for n in graph.nodes.values() if n.kind in DRAWN_KINDS)
-    all_edges = graph.sorted_edges()
-    drawn_edges = [(e.source, e.target) for e in all_edges if e.relation in DRAWN_RELATIONS]
+    drawn_edges = [
+        (e.source, e.target)
+        for n in candidates
+        for e in out.get(n, ())
+        if e.relation in DRAWN_RELATIONS
+    ]
     near = subgraph.neighbours(candidates, drawn_edges)
     if options.focus:
         selection = subgraph.around(graph, near, options.focus, options.depth, options.max_nodes)
@@ -126,11 +137,12 @@ def page_data(
 
     edges = [
         [index[e.source], e.relation, index[e.target]]
-        for e in all_edges
-        if e.relation in LISTED_RELATIONS and e.source in index and e.target in index
+        for n in kept
+        for e in out.get(n, ())
+        if e.relation in LISTED_RELATIONS and e.target in index
     ]
-    repository, entries_of, entries = _provenance(graph, all_edges, index)
-    shared_touched = _shared_code_per_pr(graph)
+    repository, entries_of, entries = _provenance(graph, out, index)
+    shared_touched = _shared_code_per_pr(graph, out, prs)
     nodes = []
     for node_id in kept:
         node = graph.nodes[node_id]
@@ -169,33 +181,32 @@ def page_data(
 
 
 def _provenance(
-    graph: KnowledgeGraph, all_edges: list[Edge], index: Mapping[str, int]
+    graph: KnowledgeGraph, out: Mapping[str, Sequence[Edge]], index: Mapping[str, int]
 ) -> tuple[dict[str, str], dict[str, list[int]], list[dict[str, object]]]:
     """Each drawn node's repository, and the digest entries that describe or mention it.
 
     Returns the repository label per node id, entry indices per node id, and the entry
     records (digest file, line, date, title, summary and the index of the PR they describe).
+    Where a node has two edges of one relation, the last in sorted order counts.
     """
     repository: dict[str, str] = {}
     described: dict[str, set[str]] = defaultdict(set)  # PR -> its entries
+    for node_id in index:
+        for e in out.get(node_id, ()):
+            if e.relation == "inRepository":
+                repository[node_id] = graph.nodes[e.target].label
+            elif e.relation == "describedBy":
+                described[node_id].add(e.target)
     mentioned: dict[str, set[str]] = defaultdict(set)  # code, issue… -> entries naming it
-    mention_target: dict[str, str] = {}
-    mention_entry: dict[str, str] = {}
-    digest_of: dict[str, str] = {}
-    for e in all_edges:
-        if e.relation == "inRepository" and e.source in index:
-            repository[e.source] = graph.nodes[e.target].label
-        elif e.relation == "describedBy" and e.source in index:
-            described[e.source].add(e.target)
-        elif e.relation == "denotes":
-            mention_target[e.source] = e.target
-        elif e.relation == "inEntry":
-            mention_entry[e.source] = e.target
-        elif e.relation == "partOf":
-            digest_of[e.source] = e.target
-    for mention, target in mention_target.items():
-        if target in index and mention in mention_entry:
-            mentioned[target].add(mention_entry[mention])
+    for edges in out.values():  # a mention's edges: what it denotes, and where it is
+        target = entry = None
+        for e in edges:
+            if e.relation == "denotes":
+                target = e.target
+            elif e.relation == "inEntry":
+                entry = e.target
+        if entry is not None and target is not None and target in index:
+            mentioned[target].add(entry)
     pr_of = {entry: index[pr] for pr, found in described.items() for entry in found}
     ordered = sorted(set(pr_of) | {e for found in mentioned.values() for e in found})
     position = {entry: i for i, entry in enumerate(ordered)}
@@ -203,8 +214,17 @@ def _provenance(
         node: sorted(position[e] for e in found)
         for node, found in (*described.items(), *mentioned.items())
     }
-    records = [_entry_record(graph, e, digest_of.get(e), pr_of.get(e)) for e in ordered]
+    records = [_entry_record(graph, e, _last(out, e, "partOf"), pr_of.get(e)) for e in ordered]
     return repository, entries_of, records
+
+
+def _last(out: Mapping[str, Sequence[Edge]], source: str, relation: str) -> str | None:
+    """The target of the last of `source`'s edges of `relation`, in sorted order."""
+    found = None
+    for e in out.get(source, ()):
+        if e.relation == relation:
+            found = e.target
+    return found
 
 
 def options_from(export_options: Mapping[str, object]) -> HtmlOptions:
@@ -234,14 +254,23 @@ def _shared_view(graph: KnowledgeGraph, kept: list[str], near: Mapping[str, set[
     return code | prs
 
 
-def _shared_code_per_pr(graph: KnowledgeGraph) -> dict[str, int]:
-    """How many shared files and symbols (touched by 2+ PRs) each PR touches."""
-    shared = {n.id for n in graph.nodes.values() if subgraph.is_shared_code(n)}
-    counts: dict[str, int] = defaultdict(int)
-    for edges in graph.out_edges().values():
-        for e in edges:
-            if e.relation in ("touchesFile", "mentionsSymbol") and e.target in shared:
-                counts[e.source] += 1
+def _shared_code_per_pr(
+    graph: KnowledgeGraph, out: Mapping[str, Sequence[Edge]], prs: Sequence[str]
+) -> dict[str, int]:
+    """How many shared files and symbols (touched by 2+ PRs) each of `prs` touches."""
+    shared: dict[str, bool] = {}  # per code node met: is it shared code
+    counts = {}
+    for pr in prs:
+        count = 0
+        for e in out.get(pr, ()):
+            if e.relation in ("touchesFile", "mentionsSymbol"):
+                if (is_shared := shared.get(e.target)) is None:
+                    node = graph.nodes.get(e.target)
+                    is_shared = shared[e.target] = node is not None and subgraph.is_shared_code(
+                        node
+                    )
+                count += is_shared
+        counts[pr] = count
     return counts
 
 
