@@ -96,9 +96,7 @@ def test_export_is_byte_identical_across_runs(tmp_path) -> None:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
-def test_export_is_byte_identical_whatever_the_string_hash_seed(
-    generated_corpus, tmp_path
-) -> None:
+def test_export_is_byte_identical_whatever_the_string_hash_seed(generated_corpus, tmp_path) -> None:
     """Each Python process hashes strings with its own seed, which orders sets; no output
     may depend on that order. The page draws every node here, so that the layout's warm
     start runs: it once took a float mean over a set, and moved nodes from run to run."""
