@@ -160,3 +160,43 @@ def test_interrupt_finished_build_exits_at_once_with_its_code_and_output(tmp_pat
         if code:
             assert "bad.jsonl:2: error: invalid JSON" in run.stderr
             assert run.stderr.endswith("1 entries skipped\n")
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as listed:
+        return [int(child) for child in listed.read().split()]
+
+
+def test_interrupt_a_killed_writer_process_fails_the_build_at_once(
+    tmp_path, big_digest, old_outputs
+) -> None:
+    """The kernel's out-of-memory killer may pick a `-j` writer. The build then fails,
+    promptly, saying so, with the old outputs in place: it used to wait forever for the
+    dead worker's task."""
+    digest, _ = big_digest
+    out = tmp_path / "out"
+    for _ in range(5):  # the worker may have finished its files before it is found
+        out.mkdir(exist_ok=True)
+        for name, data in old_outputs.items():
+            (out / name).write_bytes(data)
+        for name in _temporary_files(out):
+            (out / name).unlink()
+        process = _start(digest, out, "-j", "2")
+        workers: list[int] = []
+        if _wait_for("writing", process, out):  # the temporary files come before the workers
+            while process.poll() is None and not (workers := _children(process.pid)):
+                time.sleep(0)
+        if not workers:
+            process.wait()
+            continue
+        for worker in workers:
+            os.kill(worker, signal.SIGKILL)
+        _, stderr = process.communicate(timeout=60)  # raises if the build hangs
+        if process.returncode != 0:
+            break
+    else:
+        pytest.fail("no writer process was caught at work in five builds")
+    assert process.returncode == 1
+    assert "cannot write the outputs: a writer process died (exit code -9)" in stderr
+    assert {name: (out / name).read_bytes() for name in NAMES} == old_outputs
+    assert _temporary_files(out) == []

@@ -13,6 +13,7 @@ import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -260,23 +261,54 @@ def _in_pool(
     This process works rather than waits: a forked worker copies every page of the graph
     it reads (reading an object writes its reference count), so each worker costs about
     the graph's memory again, and the one this saves was a third of a `-j 2` build's.
+    Each worker sends its results down a pipe of its own, so a worker that dies (the
+    kernel's out-of-memory killer picks large processes) is an error at once: with
+    `multiprocessing.Pool` its task was lost and the build waited forever.
     """
     global _pending
-    claimed = multiprocessing.get_context("fork").Value("q", 0)
-    _pending = (inputs, groups, claimed)
-    workers = min(jobs, len(tasks)) - 1
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=leave_stops_to_parent)
+    context = multiprocessing.get_context("fork")
+    _pending = (inputs, groups, context.Value("q", 0))
+    workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
     try:
-        theirs = pool.map_async(_claim_tasks, [tasks] * workers, chunksize=1)
+        for _ in range(min(jobs, len(tasks)) - 1):
+            receive, send = context.Pipe(duplex=False)
+            started = context.Process(target=_work, args=(tasks, send), daemon=True)
+            started.start()
+            send.close()  # the worker's end, in the worker alone: its death closes the pipe
+            workers.append((started, receive))
         done = dict(_claim_tasks(tasks))
-        for results in theirs.get():
-            done.update(results)
-        pool.close()
+        for worker, receive in workers:
+            try:
+                finished, said = receive.recv()
+            except EOFError:
+                worker.join()
+                raise OSError(
+                    f"a writer process died (exit code {worker.exitcode}), perhaps killed "
+                    "for want of memory; try fewer --jobs"
+                ) from None
+            if not finished:
+                raise said
+            done.update(said)
         return [done[index] for index in range(len(tasks))]
     finally:
-        pool.terminate()
-        pool.join()
+        for worker, receive in workers:
+            if worker.is_alive():  # after an error or a stop: its files are not wanted
+                worker.kill()
+            worker.join()
+            receive.close()
         _pending = None
+
+
+def _work(tasks: Sequence[Task], send: Connection) -> None:
+    """A forked worker: claim tasks until none is left, then send what they gave, or the
+    error that stopped them."""
+    leave_stops_to_parent()
+    try:
+        said: object = (True, _claim_tasks(tasks))
+    except Exception as error:
+        said = (False, error)
+    send.send(said)
+    send.close()
 
 
 def _claim_tasks(tasks: Sequence[Task]) -> list[tuple[int, object]]:
