@@ -200,3 +200,39 @@ def test_interrupt_a_killed_writer_process_fails_the_build_at_once(
     assert "cannot write the outputs: a writer process died (exit code -9)" in stderr
     assert {name: (out / name).read_bytes() for name in NAMES} == old_outputs
     assert _temporary_files(out) == []
+
+
+def test_interrupt_a_killed_reader_process_leaves_its_digests_to_the_build(
+    tmp_path, generated_corpus
+) -> None:
+    """A `-j` reader that dies is reported, and the digests it left are read by the
+    build's own process: the graph is whole, the same as a one-process build's."""
+    assert build([str(generated_corpus)], tmp_path / "one", "--only", "json")[0] == 0
+    for _ in range(5):  # the readers may have finished before one is found
+        out = tmp_path / "out"
+        process = subprocess.Popen(
+            [str(KGRAPH), "build", str(generated_corpus), "-o", str(out), "--only", "json",
+             "-j", "2", "--no-cache"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        readers: list[int] = []
+        while process.poll() is None and not (readers := _children(process.pid)):
+            time.sleep(0)
+        if readers:
+            os.kill(readers[0], signal.SIGKILL)
+        _, stderr = process.communicate(timeout=60)  # raises if the build hangs
+        if "a reader process died" in stderr:
+            break
+    else:
+        pytest.fail("no reader process was caught at work in five builds")
+    assert process.returncode == 0, stderr
+    assert re.search(
+        r"\.txt:0: warning: a reader process died, perhaps killed for want of memory; "
+        r"(this digest and the \d+ after it were|this digest was) read in the build's own "
+        r"process",
+        stderr,
+    )
+    assert (out / "graph.json").read_bytes() == (tmp_path / "one" / "graph.json").read_bytes()

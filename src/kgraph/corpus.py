@@ -12,6 +12,8 @@ from __future__ import annotations
 import multiprocessing
 import sys
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -83,7 +85,7 @@ def read_corpus(
     progress.stage("reading and extracting", len(paths), "digests")
     extracted: list[ExtractedDigest] = []
     manifest: list[tuple[str, str, str]] = []
-    for value, key in _read_all(paths, reader, jobs):
+    for value, key in _read_all(paths, reader, jobs, problems):
         extracted.append(value)
         if key and value.result.digest is not None:
             manifest.append((value.result.digest.source, value.sha256, key))
@@ -93,24 +95,52 @@ def read_corpus(
 
 
 def _read_all(
-    paths: list[str], reader: DigestReader, jobs: int
+    paths: list[str], reader: DigestReader, jobs: int, problems: list[Problem]
 ) -> Iterator[tuple[ExtractedDigest, str]]:
+    """Each path's extraction, in order. A worker that dies (the out-of-memory killer,
+    a stray SIGKILL) is reported and the digests it left are read in this process: with
+    `multiprocessing.Pool` its digest was lost and the build waited forever."""
     files = [p for p in paths if p != "-"]
     if jobs <= 1 or len(files) <= 1:
         for path in paths:
             yield _read_stdin(reader) if path == "-" else reader.read_path(path)
         return
     # fork: the workers inherit the loaded catalog and its cue index instead of loading them.
-    context = multiprocessing.get_context("fork")
-    pool = context.Pool(min(jobs, len(files)), initializer=_start_worker, initargs=(reader,))
+    pool = ProcessPoolExecutor(
+        min(jobs, len(files)),
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_start_worker,
+        initargs=(reader,),
+    )
     try:
-        results = pool.imap(_read_in_worker, files, chunksize=1)
-        for path in paths:
-            yield _read_stdin(reader) if path == "-" else next(results)
-        pool.close()
+        results: Iterator[tuple[ExtractedDigest, str]] | None = pool.map(_read_in_worker, files)
+        for at, path in enumerate(paths):
+            if path == "-":
+                yield _read_stdin(reader)
+                continue
+            if results is not None:
+                try:
+                    done = next(results)
+                except BrokenProcessPool:
+                    results = None
+                    after = sum(1 for p in paths[at + 1 :] if p != "-")
+                    rest = f"this digest and the {after} after it were" if after else "this digest was"
+                    problems.append(
+                        Problem(
+                            display_name(path),
+                            0,
+                            "a reader process died, perhaps killed for want of memory; "
+                            f"{rest} read in the build's own process",
+                        )
+                    )
+                else:
+                    yield done
+                    continue
+            yield reader.read_path(path)
     finally:
-        pool.terminate()  # on Ctrl-C, SIGTERM or an error: the workers stop with the build
-        pool.join()
+        # On Ctrl-C, SIGTERM or an error: no digest is started, and a worker ends with the
+        # digest it is reading (a fraction of a second).
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _read_stdin(reader: DigestReader) -> tuple[ExtractedDigest, str]:
