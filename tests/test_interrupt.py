@@ -231,8 +231,42 @@ def test_interrupt_a_killed_reader_process_leaves_its_digests_to_the_build(
     assert process.returncode == 0, stderr
     assert re.search(
         r"\.txt:0: warning: a reader process died, perhaps killed for want of memory; "
-        r"(this digest and the \d+ after it were|this digest was) read in the build's own "
+        r"(this digest and the \d+ after it were|it was) read in the build's own "
         r"process",
         stderr,
     )
     assert (out / "graph.json").read_bytes() == (tmp_path / "one" / "graph.json").read_bytes()
+
+
+def test_interrupt_while_processes_read_stops_them_with_the_build(
+    tmp_path, generated_corpus
+) -> None:
+    """Ctrl-C while `-j 2` readers extract: the build exits promptly with its one line,
+    and no reader outlives it."""
+    for _ in range(5):
+        process = subprocess.Popen(
+            [str(KGRAPH), "build", str(generated_corpus), "-o", str(tmp_path / "out"),
+             "--only", "json", "-j", "2", "--no-cache"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        readers: list[int] = []
+        while process.poll() is None and not (readers := _children(process.pid)):
+            time.sleep(0)
+        if not readers:
+            process.wait()
+            continue
+        process.send_signal(signal.SIGINT)
+        signalled = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        waited = time.monotonic() - signalled
+        if process.returncode != 0:
+            break
+    else:
+        pytest.fail("the build ended before its readers were caught five times")
+    assert process.returncode == 128 + signal.SIGINT
+    assert stderr == "kgraph: interrupted by SIGINT; no output file was left half-written\n"
+    assert waited < PROMPT
+    assert not [pid for pid in readers if os.path.exists(f"/proc/{pid}")]

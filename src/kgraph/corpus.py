@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
 from kgraph.catalog import Knowledge
 from kgraph.extract import EXTRACTORS, extract
 from kgraph.ingest import display_name, expand_inputs, read_digest
-from kgraph.interrupt import checkpoint, leave_stops_to_parent
+from kgraph.interrupt import checkpoint, leave_stops_to_parent, signals_held
 from kgraph.limits import readable_part
 from kgraph.model import Mention, Problem, ReadResult, Severity
 from kgraph.progress import Progress
@@ -85,18 +86,20 @@ def read_corpus(
     progress.stage("reading and extracting", len(paths), "digests")
     extracted: list[ExtractedDigest] = []
     manifest: list[tuple[str, str, str]] = []
-    for value, key in _read_all(paths, reader, jobs, problems):
-        extracted.append(value)
-        if key and value.result.digest is not None:
-            manifest.append((value.result.digest.source, value.sha256, key))
-        progress.advance()
+    # Closed on the way out whatever happens here, so that its workers stop with the build.
+    with closing(_read_all(paths, reader, jobs, problems)) as reading:
+        for value, key in reading:
+            extracted.append(value)
+            if key and value.result.digest is not None:
+                manifest.append((value.result.digest.source, value.sha256, key))
+            progress.advance()
     removed = reader.cache.finish(manifest) if reader.cache is not None else 0
     return Corpus(extracted, problems, removed)
 
 
 def _read_all(
     paths: list[str], reader: DigestReader, jobs: int, problems: list[Problem]
-) -> Iterator[tuple[ExtractedDigest, str]]:
+) -> Generator[tuple[ExtractedDigest, str], None, None]:
     """Each path's extraction, in order. A worker that dies (the out-of-memory killer,
     a stray SIGKILL) is reported and the digests it left are read in this process: with
     `multiprocessing.Pool` its digest was lost and the build waited forever."""
@@ -105,15 +108,19 @@ def _read_all(
         for path in paths:
             yield _read_stdin(reader) if path == "-" else reader.read_path(path)
         return
-    # fork: the workers inherit the loaded catalog and its cue index instead of loading them.
-    pool = ProcessPoolExecutor(
-        min(jobs, len(files)),
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_start_worker,
-        initargs=(reader,),
-    )
+    pool, finished = None, False
     try:
-        results: Iterator[tuple[ExtractedDigest, str]] | None = pool.map(_read_in_worker, files)
+        # Signals wait while the workers are forked: one forked but not yet known to
+        # multiprocessing would outlive a stop, holding the build's stderr open.
+        with signals_held():
+            # fork: the workers inherit the loaded catalog and its cue index.
+            pool = ProcessPoolExecutor(
+                min(jobs, len(files)),
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_start_worker,
+                initargs=(reader,),
+            )
+            results: Iterator[tuple[ExtractedDigest, str]] | None = pool.map(_read_in_worker, files)
         for at, path in enumerate(paths):
             if path == "-":
                 yield _read_stdin(reader)
@@ -124,7 +131,7 @@ def _read_all(
                 except BrokenProcessPool:
                     results = None
                     after = sum(1 for p in paths[at + 1 :] if p != "-")
-                    rest = f"this digest and the {after} after it were" if after else "this digest was"
+                    rest = f"this digest and the {after} after it were" if after else "it was"
                     problems.append(
                         Problem(
                             display_name(path),
@@ -137,10 +144,13 @@ def _read_all(
                     yield done
                     continue
             yield reader.read_path(path)
+        finished = True
     finally:
-        # On Ctrl-C, SIGTERM or an error: no digest is started, and a worker ends with the
-        # digest it is reading (a fraction of a second).
-        pool.shutdown(wait=False, cancel_futures=True)
+        if not finished:  # Ctrl-C, SIGTERM or an error: the workers stop with the build
+            for worker in multiprocessing.active_children():  # the readers, at this stage
+                worker.kill()
+        if pool is not None:  # its thread sees them gone, and ends before the build does
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _read_stdin(reader: DigestReader) -> tuple[ExtractedDigest, str]:
