@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, cast
 from kgraph.atomic import Filler, GroupWriter, fill, write_groups_atomic
 from kgraph.export import html, json_graph, layout, rdf, reuse
 from kgraph.graph import Edge, KnowledgeGraph
-from kgraph.interrupt import leave_stops_to_parent
+from kgraph.interrupt import leave_stops_to_parent, signals_held
 from kgraph.progress import Progress
 
 
@@ -270,12 +270,13 @@ def _in_pool(
     _pending = (inputs, groups, context.Value("q", 0))
     workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
     try:
-        for _ in range(min(jobs, len(tasks)) - 1):
-            receive, send = context.Pipe(duplex=False)
-            started = context.Process(target=_work, args=(tasks, send), daemon=True)
-            started.start()
-            send.close()  # the worker's end, in the worker alone: its death closes the pipe
-            workers.append((started, receive))
+        with signals_held():  # a stop comes after each worker forked is noted, to be killed
+            for _ in range(min(jobs, len(tasks)) - 1):
+                receive, send = context.Pipe(duplex=False)
+                started = context.Process(target=_work, args=(tasks, send), daemon=True)
+                started.start()
+                send.close()  # the worker's end, in the worker alone: its death closes it
+                workers.append((started, receive))
         done = dict(_claim_tasks(tasks))
         for worker, receive in workers:
             try:
