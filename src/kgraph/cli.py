@@ -131,7 +131,8 @@ def cli() -> None:
     default=1,
     show_default=True,
     help="Read and extract digests, and write the outputs, in this many processes; the "
-    "output does not depend on it.",
+    "output does not depend on it. Each writer process beyond the first holds about the "
+    "graph's memory again.",
 )
 @click.option(
     "--no-cache",
