@@ -202,6 +202,23 @@ def test_interrupt_a_killed_writer_process_fails_the_build_at_once(
     assert _temporary_files(out) == []
 
 
+def _start_reading(corpus: Path, out: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    """A `-j 2` build of `corpus`, and its reader processes once there are any (none when
+    the build ended first)."""
+    process = subprocess.Popen(
+        [str(KGRAPH), "build", str(corpus), "-o", str(out), "--only", "json", "-j", "2",
+         "--no-cache"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    readers: list[int] = []
+    while process.poll() is None and not (readers := _children(process.pid)):
+        time.sleep(0)
+    return process, readers
+
+
 def test_interrupt_a_killed_reader_process_leaves_its_digests_to_the_build(
     tmp_path, generated_corpus
 ) -> None:
@@ -210,17 +227,7 @@ def test_interrupt_a_killed_reader_process_leaves_its_digests_to_the_build(
     assert build([str(generated_corpus)], tmp_path / "one", "--only", "json")[0] == 0
     for _ in range(5):  # the readers may have finished before one is found
         out = tmp_path / "out"
-        process = subprocess.Popen(
-            [str(KGRAPH), "build", str(generated_corpus), "-o", str(out), "--only", "json",
-             "-j", "2", "--no-cache"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )  # fmt: skip
-        readers: list[int] = []
-        while process.poll() is None and not (readers := _children(process.pid)):
-            time.sleep(0)
+        process, readers = _start_reading(generated_corpus, out)
         if readers:
             os.kill(readers[0], signal.SIGKILL)
         _, stderr = process.communicate(timeout=60)  # raises if the build hangs
@@ -244,17 +251,7 @@ def test_interrupt_while_processes_read_stops_them_with_the_build(
     """Ctrl-C while `-j 2` readers extract: the build exits promptly with its one line,
     and no reader outlives it."""
     for _ in range(5):
-        process = subprocess.Popen(
-            [str(KGRAPH), "build", str(generated_corpus), "-o", str(tmp_path / "out"),
-             "--only", "json", "-j", "2", "--no-cache"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )  # fmt: skip
-        readers: list[int] = []
-        while process.poll() is None and not (readers := _children(process.pid)):
-            time.sleep(0)
+        process, readers = _start_reading(generated_corpus, tmp_path / "out")
         if not readers:
             process.wait()
             continue
