@@ -108,11 +108,12 @@ def _read_all(
         for path in paths:
             yield _read_stdin(reader) if path == "-" else reader.read_path(path)
         return
-    pool, finished = None, False
+    pool, finished, readers = None, False, []
     try:
-        # Signals wait while the workers are forked: one forked but not yet known to
-        # multiprocessing would outlive a stop, holding the build's stderr open.
+        # Signals wait while the workers are forked: one forked but not yet noted would
+        # outlive a stop, holding the build's stderr open.
         with signals_held():
+            others = set(multiprocessing.active_children())
             # fork: the workers inherit the loaded catalog and its cue index.
             pool = ProcessPoolExecutor(
                 min(jobs, len(files)),
@@ -121,6 +122,8 @@ def _read_all(
                 initargs=(reader,),
             )
             results: Iterator[tuple[ExtractedDigest, str]] | None = pool.map(_read_in_worker, files)
+            # With fork, the executor starts all its workers at the first task.
+            readers = [p for p in multiprocessing.active_children() if p not in others]
         for at, path in enumerate(paths):
             if path == "-":
                 yield _read_stdin(reader)
@@ -147,7 +150,7 @@ def _read_all(
         finished = True
     finally:
         if not finished:  # Ctrl-C, SIGTERM or an error: the workers stop with the build
-            for worker in multiprocessing.active_children():  # the readers, at this stage
+            for worker in readers:
                 worker.kill()
         if pool is not None:  # its thread sees them gone, and ends before the build does
             pool.shutdown(wait=True, cancel_futures=True)
