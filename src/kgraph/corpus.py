@@ -133,16 +133,7 @@ def _read_all(
                     done = next(results)
                 except BrokenProcessPool:
                     results = None
-                    after = sum(1 for p in paths[at + 1 :] if p != "-")
-                    rest = f"this digest and the {after} after it were" if after else "it was"
-                    problems.append(
-                        Problem(
-                            display_name(path),
-                            0,
-                            "a reader process died, perhaps killed for want of memory; "
-                            f"{rest} read in the build's own process",
-                        )
-                    )
+                    problems.append(_reader_died(paths, at))
                 else:
                     yield done
                     continue
@@ -154,6 +145,18 @@ def _read_all(
                 worker.kill()
         if pool is not None:  # its thread sees them gone, and ends before the build does
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _reader_died(paths: list[str], at: int) -> Problem:
+    """The warning for a reader that died with `paths[at]` and the files after it unread."""
+    after = sum(1 for p in paths[at + 1 :] if p != "-")
+    rest = f"this digest and the {after} after it were" if after else "it was"
+    return Problem(
+        display_name(paths[at]),
+        0,
+        f"a reader process died, perhaps killed for want of memory; {rest} read in the "
+        "build's own process",
+    )
 
 
 def _read_stdin(reader: DigestReader) -> tuple[ExtractedDigest, str]:
