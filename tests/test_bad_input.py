@@ -334,6 +334,20 @@ def test_cli_empty_markdown_heading_is_a_skipped_entry(tmp_path) -> None:
     assert_nothing_lost(report, graph)
 
 
+def test_cli_digest_given_twice_is_read_once_and_the_counts_add_up(tmp_path) -> None:
+    digest = "2026-12-01\nDuplicated digest title\nSummary.\n"
+    for folder in ("x", "y"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "d.txt").write_text(digest, "utf-8")
+    inputs = [str(tmp_path / "x"), str(tmp_path / "y")]
+    code, stderr, report, graph = build_reported(inputs, tmp_path / "out")
+    assert code == 1  # its entries count as skipped, and every skipped entry is an error
+    assert "d.txt:1: error: the same digest was given twice" in stderr
+    assert report["summary"]["entriesRead"] == 2
+    assert [e["title"] for e in _entries(graph)] == ["Duplicated digest title"]
+    assert_nothing_lost(report, graph)
+
+
 def test_cli_file_names_that_are_not_utf8_or_hold_newlines_are_shown_safely(tmp_path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()

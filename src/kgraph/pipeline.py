@@ -145,11 +145,10 @@ def build_graph(
                     1,
                     "the same digest was given twice; "
                     f"its {len(result.entries)} entries are read once",
-                    Severity.WARNING,
+                    Severity.ERROR,  # as every skipped entry is, though the first copy's are in
                     len(result.entries),  # counted as skipped, so the report adds up
                 )
             )
-            read += len(result.entries)
             skipped += len(result.entries)
             continue
         seen.add(digest_id(result.digest))
