@@ -104,6 +104,30 @@ def test_link_repository_never_crosses_for_the_same_title_in_two_repositories() 
     assert sorted(p.id.rsplit("/", 1)[0] for p in prs(graph)) == ["pr/_", "pr/a/x", "pr/b/y"]
 
 
+def test_link_one_number_in_one_repository_is_one_pr_whatever_its_titles() -> None:
+    """A title edited between two days, or a PR number without a repository in two
+    digests: one node, with one title (its first entry's) and one repository basis."""
+    for repo in ("o/r", None):
+        graph = corpus(("Fix alpha handling (#123)", "s", repo), ("Rewrite beta (#123)", "t", repo))
+        (pr,) = prs(graph)
+        assert pr.id == f"pr/{repo or '_'}/123"
+        assert pr.values("title") == ["Fix alpha handling (#123)"]
+        assert len(pr.values("repositoryBasis")) == 1
+        assert len(graph.out(pr.id, "describedBy")) == 2
+
+
+def test_link_same_title_lends_no_repository_across_a_different_number() -> None:
+    graph = corpus(
+        ("Fix scheduler race (#500)", "s", None), ("Fix scheduler race (#501)", "s", "a/b")
+    )
+    assert [p.id for p in prs(graph)] == ["pr/_/500", "pr/a/b/501"]
+    graph = corpus(
+        ("Fix scheduler race (#500)", "s", None), ("Fix scheduler race (#500)", "s", "a/b")
+    )
+    ((pr,),) = [prs(graph)]
+    assert pr.id == "pr/a/b/500" and pr.get("repositoryBasis") == "digest"
+
+
 def test_graph_edges_are_kept_by_source_and_read_without_repeats() -> None:
     """Edges are grouped by source as they are linked, a repeat kept until they are read:
     every reader sees each edge once, in order, and equal graphs compare equal whatever

@@ -143,14 +143,19 @@ class PullRequest:
         )
 
 
+# How a PR's repository is known, best first.
+_BASES = ("digest", "path", "source", "same-title", "shared-code", "unknown")
+
+
 def _group_pull_requests(
     items: Sequence[ExtractedEntry], packages: Mapping[str, str]
 ) -> list[PullRequest]:
-    """One PR per (repository, number), else per (repository, title), across all digests.
+    """One PR per (repository, title, number) across all digests; `_merged_by_id`
+    then joins those of one repository and number whatever their titles.
 
     An entry without a repository joins the PR of the same title when that title is known
-    in exactly one repository; likewise an entry without a number joins a numbered PR of the
-    same title when there is exactly one.
+    in exactly one repository under a number that does not contradict its own; likewise an
+    entry without a number joins a numbered PR of the same title when there is exactly one.
     """
     by_title: dict[str, list[tuple[ExtractedEntry, str | None, str]]] = defaultdict(list)
     for item in items:
@@ -166,11 +171,17 @@ def _group_pull_requests(
     prs: list[PullRequest] = []
     for title in sorted(by_title):
         group = by_title[title]
-        repos = sorted({repo for _, repo, _ in group if repo})
         by_repo: dict[str | None, list[tuple[ExtractedEntry, str]]] = defaultdict(list)
         for item, repo, basis in group:
-            if repo is None and len(repos) == 1:
-                repo, basis = repos[0], "same-title"
+            if repo is None:
+                number = item.entry.number
+                repos = {
+                    r
+                    for other, r, _ in group
+                    if r and (number is None or other.entry.number in (None, number))
+                }
+                if len(repos) == 1:
+                    repo, basis = repos.pop(), "same-title"
             by_repo[repo].append((item, basis))
         for repo in sorted(by_repo, key=lambda r: r or ""):
             members = by_repo[repo]
@@ -186,9 +197,25 @@ def _group_pull_requests(
                     by_number[number], key=lambda mb: (mb[0].entry.source, mb[0].entry.line)
                 )
                 bases = {b for _, b in chosen}
-                basis = next(b for b in ("digest", "path", "same-title", "unknown") if b in bases)
+                basis = min(bases, key=_BASES.index)
                 prs.append(PullRequest(repo, number, [m for m, _ in chosen], basis))
     return prs
+
+
+def _merged_by_id(prs: list[PullRequest]) -> list[PullRequest]:
+    """PRs of one node id are one PR: those of one repository and number, though their
+    digests titled them differently (a title edited between two days), and those a later
+    step gave the repository of a PR of the same title. Two PRs without a repository and
+    of one number are taken to be the same too, as their ids are. The PR is titled by its
+    first entry, and keeps the place of the first of them."""
+    merged: dict[str, PullRequest] = {}
+    for pr in prs:
+        if (first := merged.setdefault(pr.id, pr)) is not pr:
+            first.items = sorted(
+                first.items + pr.items, key=lambda item: (item.entry.source, item.entry.line)
+            )
+            first.repo_basis = min(first.repo_basis, pr.repo_basis, key=_BASES.index)
+    return list(merged.values())
 
 
 def _infer_repo_from_shared_code(prs: list[PullRequest]) -> None:
@@ -287,6 +314,7 @@ def link(
     resolvers = {index.repo: Resolver(index) for index in sources}
     _infer_repo_from_source(prs, resolvers)
     _infer_repo_from_shared_code(prs)
+    prs = _merged_by_id(prs)
     graph = KnowledgeGraph()
 
     for digest in digests:
