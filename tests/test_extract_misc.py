@@ -27,6 +27,18 @@ def test_issues_hash_and_urls_from_seed_sentences() -> None:
     assert all(text[m.start : m.end] == m.surface for m in mentions)
 
 
+def test_issue_numbers_are_one_key_however_written_and_zero_is_no_issue() -> None:
+    text = "See #7, #007, #٧ and #７; also #0 and https://github.com/o/r/issues/0007."
+    mentions = extract_issues(entry(text))
+    assert [(m.surface, m.key) for m in mentions] == [
+        ("#7", "7"),
+        ("#007", "7"),
+        ("#٧", "7"),
+        ("#７", "7"),
+        ("https://github.com/o/r/issues/0007", "7"),
+    ]
+
+
 @pytest.mark.parametrize(
     "text, advice",
     [

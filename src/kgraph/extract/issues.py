@@ -17,7 +17,8 @@ GITHUB_REFERENCE = regex.compile(
 
 
 def extract_issues(entry: Entry) -> list[Mention]:
-    """References in the summary; `detail` is the repository when a URL names it.
+    """References in the summary; `detail` is the repository when a URL names it, and
+    `key` the number in ASCII decimal digits, so that `#7`, `#007` and `#７` are one issue.
 
     Spans inside backticks are code (`x  # 1`), and a URL's number is not read twice.
     The taken spans are merged into disjoint runs, so one bisection per `#N` tells whether
@@ -28,24 +29,28 @@ def extract_issues(entry: Entry) -> list[Mention]:
     mentions: list[Mention] = []
     for match in GITHUB_REFERENCE.finditer(text):
         taken.append(match.span())
-        mentions.append(
-            Mention(
-                Kind.ISSUE,
-                match.group(2),
-                match.group(0),
-                match.start(),
-                match.end(),
-                Field.TEXT,
-                match.group(1),
+        if number := _number(match.group(2)):
+            mentions.append(
+                Mention(
+                    Kind.ISSUE,
+                    number,
+                    match.group(0),
+                    match.start(),
+                    match.end(),
+                    Field.TEXT,
+                    match.group(1),
+                )
             )
-        )
     runs = _disjoint(taken)
     for match in HASH_REFERENCE.finditer(text):
-        if not _inside(runs, match.start()):
-            mentions.append(
-                Mention(Kind.ISSUE, match.group(1), match.group(0), match.start(), match.end())
-            )
+        if not _inside(runs, match.start()) and (number := _number(match.group(1))):
+            mentions.append(Mention(Kind.ISSUE, number, match.group(0), match.start(), match.end()))
     return sorted(mentions, key=lambda m: m.start)
+
+
+def _number(digits: str) -> str | None:
+    """The number as GitHub writes it; None for 0, which numbers no issue."""
+    return str(value) if (value := int(digits)) > 0 else None
 
 
 def _disjoint(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
