@@ -146,6 +146,18 @@ def test_evaluate_unknown_pr_counts_against_precision_and_missing_pr_against_rec
     [
         ("{not json", r"gold\.json:1: error: not JSON"),
         ('{"title": "x"}', r"gold\.json:1: error: expected a list of entries"),
+        (
+            '[{"title": "a"},\n {"title": null}]',
+            r'gold\.json:2: error: gold entry 2: "title" is not',
+        ),
+        (
+            '[\n {"title": "a", "files": "tab.py"}]',
+            r'gold\.json:2: error: gold entry 1: "files" is not',
+        ),
+        (
+            '[{"title": "a", "issues": [1, true]}]',
+            r'gold\.json:1: error: gold entry 1: "issues" is not',
+        ),
     ],
 )
 def test_evaluate_bad_gold_exits_1_naming_file_and_line(

@@ -25,6 +25,7 @@ that no gold entry describes count against precision.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -228,16 +229,67 @@ def _text(value: object) -> str:
 # --- gold -------------------------------------------------------------------------------------
 
 
+# The gold fields read as lists, and the types their items may have.
+_GOLD_LISTS: dict[str, tuple[type, ...]] = {
+    "files": (str,),
+    "symbols": (str,),
+    "external_symbols": (str,),
+    "issues": (str, int),
+    "decisions": (str,),
+    "patterns": (str,),
+    "topics": (str,),
+    "persons": (str,),
+}
+
+
 def read_gold(path: Path) -> list[dict]:
     try:
-        data = json.loads(path.read_text("utf-8-sig"))
+        text = path.read_text("utf-8-sig")
+        data = json.loads(text)
     except FileNotFoundError:
         raise EvalError(f"{path}:0: error: no such file") from None
     except json.JSONDecodeError as error:
         raise EvalError(f"{path}:{error.lineno}: error: not JSON: {error.msg}") from None
     if not isinstance(data, list) or not all(isinstance(g, dict) and "title" in g for g in data):
         raise EvalError(f"{path}:1: error: expected a list of entries, each with a title")
+    for index, g in enumerate(data):
+        if problem := _gold_entry_problem(g):
+            line = _element_lines(text)[index]
+            raise EvalError(f"{path}:{line}: error: gold entry {index + 1}: {problem}")
     return data
+
+
+def _gold_entry_problem(g: dict) -> str | None:
+    """What makes a gold entry unreadable: a string read one character at a time is as
+    wrong as a crash, so every field is checked before any is used."""
+    if not isinstance(g["title"], str):
+        return '"title" is not a string'
+    for name, types in _GOLD_LISTS.items():
+        value = g.get(name, [])
+        if not isinstance(value, list) or not all(
+            isinstance(v, types) and not isinstance(v, bool) for v in value
+        ):
+            return f'"{name}" is not a list of {" or ".join(t.__name__ for t in types)}'
+    if not isinstance(g.get("reading_advice"), str | None):
+        return '"reading_advice" is not a string'
+    return None
+
+
+_BETWEEN_ELEMENTS = re.compile(r"[ \t\n\r,]*")
+
+
+def _element_lines(text: str) -> list[int]:
+    """The line each element of a JSON array starts on, for messages."""
+    decoder, lines = json.JSONDecoder(), list[int]()
+    at = text.index("[") + 1
+    while True:
+        gap = _BETWEEN_ELEMENTS.match(text, at)
+        assert gap is not None  # it matches the empty string
+        at = gap.end()
+        if at >= len(text) or text[at] == "]":
+            return lines
+        lines.append(text.count("\n", 0, at) + 1)
+        at = decoder.raw_decode(text, at)[1]
 
 
 def _gold_values(g: dict, kind: str) -> list[str]:
