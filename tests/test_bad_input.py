@@ -364,6 +364,18 @@ def test_cli_file_names_that_are_not_utf8_or_hold_newlines_are_shown_safely(tmp_
     assert_nothing_lost(report, graph)
 
 
+@pytest.mark.parametrize("name", ["graph.json", "graph.ttl", ".kgraph/manifest.json"])
+def test_cli_report_that_would_replace_an_output_is_a_usage_error(tmp_path, name) -> None:
+    out = tmp_path / "out"
+    assert CliRunner().invoke(cli, ["build", str(DAILY_SEED), "-o", str(out), "-q"]).exit_code == 0
+    before = (out / name).read_bytes()
+    report = str(tmp_path / "elsewhere" / ".." / "out" / name)  # the same file, spelt otherwise
+    result = CliRunner().invoke(cli, ["build", str(DAILY_SEED), "-o", str(out), "--report", report])
+    assert result.exit_code == 2
+    assert "--report" in result.stderr and "is a file kgraph writes in" in result.stderr
+    assert (out / name).read_bytes() == before
+
+
 def test_cli_unwritable_output_is_an_error_and_exit_1(tmp_path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder", "utf-8")

@@ -169,6 +169,10 @@ def build(
         raise click.BadParameter("must end with '/' or '#'", param_hint="--base")
     if not is_absolute_iri(base + "x"):
         raise click.BadParameter("must be an absolute IRI", param_hint="--base")
+    if report_path is not None and _inside_outputs(report_path, out_dir):
+        raise click.BadParameter(
+            f"{report_path} is a file kgraph writes in {out_dir}", param_hint="--report"
+        )
     exporters = [exporter_named(n) for n in only] if only else list(EXPORTERS)
     try:
         knowledge = load_knowledge(catalogs, topic_tables)
@@ -239,6 +243,13 @@ def diff(old_dir: Path, new_dir: Path, output_format: str) -> None:
     click.echo(result.headline())
     for line in result.details():
         click.echo(line)
+
+
+def _inside_outputs(path: Path, out_dir: Path) -> bool:
+    """Would writing `path` replace an export, or anything in the build's own folder?"""
+    path, out_dir = path.resolve(), out_dir.resolve()
+    names = {e.filename for e in EXPORTERS}
+    return (path.parent == out_dir and path.name in names) or (out_dir / ".kgraph") in path.parents
 
 
 @cli.command("eval")
