@@ -117,6 +117,17 @@ ex:more a kg:DesignPattern ; skos:notation "decoupling" ; skos:altLabel "各走�
             5,
             "not valid Turtle",
         ),
+        (
+            '\nex:a a kg:DesignPattern ; skos:notation "a" ;\n    kg:cue "a cue"@en .\n',
+            5,
+            "pattern a needs a skos:prefLabel",
+        ),
+        (
+            '\n\nex:d a kg:DesignPattern ; skos:notation "decoupling" ;\n'
+            '    skos:prefLabel "Loose coupling"@en .\n',
+            6,
+            "pattern decoupling has two skos:prefLabel in @en",
+        ),
     ],
 )
 def test_catalog_errors_name_file_and_line(

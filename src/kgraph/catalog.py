@@ -224,23 +224,35 @@ def _load_patterns(
                     f"pattern <{subject}> needs exactly one skos:notation (its id)",
                 )
             pattern_id = notations[0].strip()
-            draft = drafts.setdefault(pattern_id, _PatternDraft(pattern_id))
+            line = doc.line_of_subject(subject)
+            draft = drafts.setdefault(pattern_id, _PatternDraft(pattern_id, (source, line)))
             in_scheme = [o.value for o in doc.subjects[subject].get(SKOS + "inScheme", [])]
             draft.scheme = draft.scheme or next(
                 (schemes.get(s, s) for s in in_scheme), "kgraph design patterns"
             )
-            draft.labels += doc.texts(subject, SKOS + "prefLabel")
+            for name, texts in (("prefLabel", draft.labels), ("definition", draft.definitions)):
+                for text in doc.texts(subject, SKOS + name):
+                    if any(t.lang == text.lang != "" and t.text != text.text for t in texts):
+                        raise CatalogError(
+                            source,
+                            line,
+                            f"pattern {pattern_id} has two skos:{name} in @{text.lang}",
+                        )
+                    texts.append(text)
             draft.alt_labels += doc.texts(subject, SKOS + "altLabel")
-            draft.definitions += doc.texts(subject, SKOS + "definition")
             draft.examples += doc.texts(subject, SKOS + "example")
             for cue in doc.texts(subject, KG + "cue"):
                 draft.cues.append(_compile(doc, pattern_id, cue, position >= checked_from))
+    for draft in drafts.values():  # a later file may label what an earlier one left bare
+        if not any(t.text.strip() for t in draft.labels):
+            raise CatalogError(*draft.where, f"pattern {draft.id} needs a skos:prefLabel")
     return [drafts[k] for k in sorted(drafts)]
 
 
 @dataclass(slots=True)
 class _PatternDraft:
     id: str
+    where: tuple[str, int]  # the file and line that first define it
     scheme: str = ""
     labels: list[Text] = field(default_factory=list)
     alt_labels: list[Text] = field(default_factory=list)
