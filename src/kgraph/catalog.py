@@ -230,15 +230,15 @@ def _load_patterns(
             draft.scheme = draft.scheme or next(
                 (schemes.get(s, s) for s in in_scheme), "kgraph design patterns"
             )
-            for name, texts in (("prefLabel", draft.labels), ("definition", draft.definitions)):
-                for text in doc.texts(subject, SKOS + name):
-                    if any(t.lang == text.lang != "" and t.text != text.text for t in texts):
+            for name, known in (("prefLabel", draft.labels), ("definition", draft.definitions)):
+                for value in doc.texts(subject, SKOS + name):
+                    if any(k.lang == value.lang != "" and k.text != value.text for k in known):
                         raise CatalogError(
                             source,
                             line,
-                            f"pattern {pattern_id} has two skos:{name} in @{text.lang}",
+                            f"pattern {pattern_id} has two skos:{name} in @{value.lang}",
                         )
-                    texts.append(text)
+                    known.append(value)
             draft.alt_labels += doc.texts(subject, SKOS + "altLabel")
             draft.examples += doc.texts(subject, SKOS + "example")
             for cue in doc.texts(subject, KG + "cue"):
