@@ -115,3 +115,25 @@ def test_diff_missing_or_broken_graph_exits_1_naming_the_file(builds, tmp_path) 
     (tmp_path / "bad" / "graph.json").write_text('{"nodes": 3}', "utf-8")
     code, _, stderr = diff(str(tmp_path / "bad"), str(new))
     assert code == 1 and "graph.json:1: error: not node-link JSON" in stderr
+
+
+def test_diff_and_query_show_control_characters_in_titles_as_escapes(tmp_path: Path) -> None:
+    """A title that would set the terminal's title (ESC ] 0 ; … BEL), break a row in two or
+    reverse its text is printed with escapes, in `diff` and in `query`'s table alike."""
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"title": "Plain title", "summary": "s", "repo": "o/r"}\n', "utf-8")
+    hostile = tmp_path / "hostile.jsonl"
+    title = "Esc \u001b]0;pwned\u0007 title\nsecond line \u202eevil"
+    hostile.write_text(json.dumps({"title": title, "summary": "s", "repo": "o/r"}) + "\n")
+    assert build([str(plain)], tmp_path / "old")[0] == 0
+    assert build([str(plain), str(hostile)], tmp_path / "new")[0] == 0
+    code, out, _ = diff(str(tmp_path / "old"), str(tmp_path / "new"))
+    query = tmp_path / "titles.rq"
+    query.write_text("SELECT ?t WHERE { ?p <http://purl.org/dc/terms/title> ?t }", "utf-8")
+    answer = CliRunner().invoke(cli, ["query", str(tmp_path / "new"), str(query), "--no-cache"])
+    assert code == 0 and answer.exit_code == 0
+    for printed in (out, answer.stdout):
+        assert not any(c in printed for c in "\u001b\u0007\u202e")
+        assert "Esc \\x1b]0;pwned\\x07 title" in printed
+    assert "title\\nsecond line \\u202eevil" in out  # one line per PR
+    assert "title second line \\u202eevil" in answer.stdout  # a cell's blanks are one space

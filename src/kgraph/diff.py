@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgraph.terminal import printable
+
 SHARED = "sharesCodeWith"
 APPLIES = "appliesPattern"
 TOUCHES = ("touchesFile", "mentionsSymbol")
@@ -59,7 +61,7 @@ class GraphDiff:
             top = Counter(label for _, label in self.new_patterns).most_common(3)
             patterns += " (" + ", ".join(f"{label} ×{n}" for label, n in top) + ")"
         parts.append(patterns)
-        return "kgraph: " + ", ".join(parts)
+        return printable("kgraph: " + ", ".join(parts))
 
     def details(self) -> list[str]:
         lines: list[str] = []
@@ -80,7 +82,7 @@ class GraphDiff:
         if self.new_nodes:
             grown = ", ".join(f"{kind} +{n}" for kind, n in sorted(self.new_nodes.items()))
             lines.append(f"Nodes: {grown}")
-        return lines
+        return [printable(line) for line in lines]
 
     def as_json(self) -> dict[str, object]:
         return {

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from kgraph.terminal import printable
 from kgraph.vocab import DEFAULT_BASE, NAMESPACES
 
 Term = ox.NamedNode | ox.BlankNode | ox.Literal
@@ -174,7 +175,7 @@ def _display(term: Term | None) -> str:
         text = f"_:{term.value}"
     else:
         text = term.value
-    text = " ".join(text.split())  # one row, one line
+    text = printable(" ".join(text.split()))  # one row, one line, no escape codes
     return _cut(text, TABLE_WIDTH)
 
 
