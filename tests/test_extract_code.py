@@ -99,6 +99,15 @@ def test_code_spans_in_the_title_are_read_with_title_offsets() -> None:
     assert entry.title[mention.start : mention.end] == "get_sliding_window_size_in_chunks"
 
 
+def test_code_file_names_composed_or_decomposed_are_one_key() -> None:
+    composed, decomposed = "docs/caf\u00e9.py", "docs/cafe\u0301.py"
+    entry = Entry("d.txt", 1, "t", f"`{composed}` and `{decomposed}`")
+    first, second = extract_code_spans(entry)
+    assert first.kind is second.kind is Kind.FILE
+    assert first.key == second.key == composed
+    assert entry.text[second.start : second.end] == second.surface == decomposed
+
+
 def test_code_unbalanced_backtick_costs_one_span_not_the_rest() -> None:
     text = "a ` stray, then `touch` and `evict()`"
     keys = [m.key for m in extract_code_spans(Entry("d", 1, "t", text))]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import sys
+import unicodedata
 from functools import cache
 
 import regex
@@ -216,6 +217,8 @@ def extract_code_spans(entry: Entry) -> list[Mention]:
             kind, key, detail = classify(
                 match.group(1), text[max(0, start - 31) : start - 1], entry.repo
             )
+            if not key.isascii():  # `café.py` typed on a Mac (NFD) is the same file
+                key = unicodedata.normalize("NFC", key)
             gap = text[previous.end + 1 : start - 1] if previous else ""
             if (
                 kind is Kind.SYMBOL
