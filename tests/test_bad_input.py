@@ -348,6 +348,16 @@ def test_cli_digest_given_twice_is_read_once_and_the_counts_add_up(tmp_path) -> 
     assert_nothing_lost(report, graph)
 
 
+def test_cli_file_name_with_a_backslash_keeps_it_whole(tmp_path) -> None:
+    digest = tmp_path / 'q"<>\\x.txt'  # one name on POSIX, not a folder and a file
+    digest.write_text("2026-12-01\nBackslash title\nSummary.\n", "utf-8")
+    code, _, report, graph = build_reported([str(digest)], tmp_path / "out")
+    (node,) = [n for n in graph["nodes"] if n["kind"] == "Digest"]
+    assert code == 0 and node["sourceName"] == 'q"<>\\x.txt'
+    assert_nothing_lost(report, graph)
+    parse_exports(tmp_path / "out")
+
+
 def test_cli_file_names_that_are_not_utf8_or_hold_newlines_are_shown_safely(tmp_path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()

@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import PurePath
 
 import regex
 
@@ -87,7 +88,8 @@ def short_hash(text: str, length: int = 12) -> str:
 
 
 def _file_name(source: str) -> str:
-    return source.replace("\\", "/").rsplit("/", 1)[-1] or "stdin"
+    """The name without its folders: a backslash separates folders only on Windows."""
+    return PurePath(source).name or "stdin"
 
 
 def digest_id(digest: Digest) -> str:
