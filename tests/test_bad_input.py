@@ -324,13 +324,17 @@ def test_cli_unrecognised_first_title_is_a_skipped_entry_not_lost_text(tmp_path)
     assert_nothing_lost(report, graph)
 
 
-def test_cli_empty_markdown_heading_is_a_skipped_entry(tmp_path) -> None:
+@pytest.mark.parametrize("heading", ["## #", "## ", "##", "##   ", "##\t"], ids=repr)
+def test_cli_empty_markdown_heading_is_a_skipped_entry(tmp_path, heading) -> None:
     digest = tmp_path / "h.md"
-    digest.write_text("## Good\nSummary.\n## #\nOrphan summary.\n## C#\nIs kept.\n", "utf-8")
+    digest.write_text(f"## Good\nSummary.\n{heading}\nOrphan summary.\n## C#\nIs kept.\n", "utf-8")
     code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
     assert code == 1
     assert "h.md:3: error: empty '## ' title; entry skipped" in stderr
-    assert [e["title"] for e in _entries(graph)] == ["Good", "C#"]
+    assert [(e["title"], e["text"]) for e in _entries(graph)] == [
+        ("Good", "Summary."),
+        ("C#", "Is kept."),
+    ]
     assert_nothing_lost(report, graph)
 
 

@@ -131,7 +131,7 @@ def _parse_tag_view(text: str, source: str, sha: str) -> ReadResult:
 # (`(.*?)\s*#*\s*$` took seconds on an 8,000-character heading). Trailing "#"s and the
 # "[title](url)" form are taken apart in Python instead.
 _FRONT_KEY = regex.compile(r"^(\w++)\s*+:(.*+)$")
-_MD_HEADING = regex.compile(r"^##\s++(.*+)$")
+_MD_HEADING = regex.compile(r"^##(?:\s++(.*+))?$")  # "## " is "##" once trailing blanks go
 _MD_LINKED_NUMBER = regex.compile(r"\[#(\d{1,9})\]\(([^\s()\[\]]++)\)")  # "title ([#1](url))"
 _HEADER_WORDS = regex.compile(r"[\s·•|,]++")
 
@@ -181,7 +181,7 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
             i = end + 1
     for j in range(i, len(lines)):
         line = lines[j].strip()
-        if line.startswith("## "):
+        if _MD_HEADING.match(line):
             break
         if line.startswith("# "):
             for word in _HEADER_WORDS.split(line[2:]):
@@ -220,7 +220,7 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
     for j in range(i, len(lines)):
         if match := _MD_HEADING.match(lines[j]):
             close()
-            heading, body = (j + 1, _heading_title(match.group(1))), []
+            heading, body = (j + 1, _heading_title(match.group(1) or "")), []
         elif heading is not None:
             body.append(lines[j].strip())
     close()
