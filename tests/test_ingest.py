@@ -91,6 +91,39 @@ def test_ingest_markdown_front_matter_and_linked_number() -> None:
     assert second.text == "Skim."
 
 
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "```markdown\n## not a heading\n```",
+        "~~~\n## not a heading\n~~~",
+        "   ````\n```\n## not a heading\n```\n````",
+        "~~~~ md\n## not a heading\n~~~\n~~~~~  ",
+    ],
+    ids=["backticks", "tildes", "longer-fence", "info-and-longer-close"],
+)
+def test_ingest_markdown_heading_inside_a_code_fence_is_summary_text(quote: str) -> None:
+    text = f"---\nrepo: acme/w\n---\n## Real title\n\nSummary:\n\n{quote}\n\n## Next\nSkim.\n"
+    result = read(text, "f.md")
+    assert [e.title for e in result.entries] == ["Real title", "Next"]
+    assert "## not a heading" in result.entries[0].text
+    assert not result.problems
+
+
+def test_ingest_markdown_inline_backticks_open_no_fence() -> None:
+    result = read("## First\n```a``` is inline code.\n## Second\nSkim.\n", "f.md")
+    assert [e.title for e in result.entries] == ["First", "Second"]
+
+
+def test_ingest_markdown_unclosed_fence_warns_where_it_opened() -> None:
+    text = "## First\nSummary.\n```\ncode\n## Swallowed\nSkim.\n"
+    result = read(text, "f.md")
+    assert [e.title for e in result.entries] == ["First"]
+    assert [str(p) for p in result.problems] == [
+        "f.md:3: warning: code fence '```' is never closed; the '## ' headings after it are "
+        "read as its text"
+    ]
+
+
 def test_ingest_jsonl_fields_and_bad_line_reported_with_its_number() -> None:
     lines = [
         json.dumps({"title": "A (#12)", "summary": "s", "repo": "o/r"}),

@@ -133,6 +133,7 @@ def _parse_tag_view(text: str, source: str, sha: str) -> ReadResult:
 _FRONT_KEY = regex.compile(r"^(\w++)\s*+:(.*+)$")
 _MD_HEADING = regex.compile(r"^##(?:\s++(.*+))?$")  # "## " is "##" once trailing blanks go
 _MD_LINKED_NUMBER = regex.compile(r"\[#(\d{1,9})\]\(([^\s()\[\]]++)\)")  # "title ([#1](url))"
+_MD_FENCE = regex.compile(r"^ {0,3}+(`{3,}+|~{3,}+)(.*+)$")  # the run, then the info string
 _HEADER_WORDS = regex.compile(r"[\s·•|,]++")
 
 
@@ -154,6 +155,39 @@ def _link_title(title: str) -> tuple[str, str] | None:
     if cut < 2 or not url or any(c.isspace() for c in url):
         return None
     return text, url
+
+
+def _headings(lines: list[str], start: int, source: str, problems: list[Problem]) -> dict[int, str]:
+    """The `## ` headings from line index `start` on, by index, with their raw text.
+
+    A summary may quote Markdown in a fenced code block (``` or ~~~, CommonMark's rules): a
+    `## ` line there is text of that summary, not a new entry. A fence never closed runs to
+    the end of the file; when that hides a heading, a warning says where the fence opened.
+    """
+    headings: dict[int, str] = {}
+    fence: tuple[int, str] | None = None  # (index, opening run) of the open code block
+    hidden = False
+    for j in range(start, len(lines)):
+        mark = _MD_FENCE.match(lines[j])
+        if fence is not None:
+            if mark and mark.group(1).startswith(fence[1]) and not mark.group(2).strip():
+                fence = None
+            else:
+                hidden = hidden or bool(_MD_HEADING.match(lines[j]))
+        elif mark and not (mark.group(1)[0] == "`" and "`" in mark.group(2)):
+            fence, hidden = (j, mark.group(1)), False
+        elif heading := _MD_HEADING.match(lines[j]):
+            headings[j] = heading.group(1) or ""
+    if fence is not None and hidden:
+        problems.append(
+            Problem(
+                source,
+                fence[0] + 1,
+                f"code fence {quoted(fence[1])} is never closed; the '## ' headings after it "
+                "are read as its text",
+            )
+        )
+    return headings
 
 
 def _sniff_markdown(name: str, text: str) -> bool:
@@ -179,10 +213,9 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
                 if match := _FRONT_KEY.match(lines[j]):
                     meta[match.group(1).lower()] = match.group(2).strip().strip("\"'")
             i = end + 1
-    for j in range(i, len(lines)):
+    headings = _headings(lines, i, source, problems)
+    for j in range(i, min(headings, default=len(lines))):
         line = lines[j].strip()
-        if _MD_HEADING.match(line):
-            break
         if line.startswith("# "):
             for word in _HEADER_WORDS.split(line[2:]):
                 if DATE.match(word):
@@ -218,9 +251,9 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
         )
 
     for j in range(i, len(lines)):
-        if match := _MD_HEADING.match(lines[j]):
+        if j in headings:
             close()
-            heading, body = (j + 1, _heading_title(match.group(1) or "")), []
+            heading, body = (j + 1, _heading_title(headings[j])), []
         elif heading is not None:
             body.append(lines[j].strip())
     close()
