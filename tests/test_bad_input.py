@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+import rdflib
 from click.testing import CliRunner
+from pyshacl import validate
 
 from checks import assert_nothing_lost, build_reported, parse_exports
-from conftest import SEEDS
+from conftest import SCHEMAS, SEEDS
 from kgraph.cli import cli
 
 DAILY_SEED = SEEDS / "000_0a3d3bb7afca9fae.txt"
@@ -310,6 +312,33 @@ def test_cli_title_with_a_5000_digit_pr_number_does_not_crash(tmp_path) -> None:
     prs = [n for n in graph["nodes"] if n["kind"] == "PullRequest"]
     assert len(prs) == 2 and not any("number" in pr for pr in prs)
     assert not any(n["kind"] == "Issue" for n in graph["nodes"])
+
+
+def test_cli_impossible_dates_are_dropped_and_the_graph_conforms_to_the_shapes(tmp_path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "bad-date.txt").write_text("2026-02-30\nSome title\nSome summary.\n", "utf-8")
+    (folder / "front.md").write_text("---\ndate: 2026-99-99\n---\n## Front\nS.\n", "utf-8")
+    (folder / "header.md").write_text("# acme/x · 2026-00-00\n\n## Header\nS.\n", "utf-8")
+    (folder / "lines.jsonl").write_text(
+        json.dumps({"title": "Bad", "summary": "S.", "date": "2026-13-45"})
+        + "\n"
+        + json.dumps({"title": "Other", "summary": "S."})
+        + "\n",
+        "utf-8",
+    )
+    code, stderr, report, graph = build_reported([str(folder)], tmp_path / "out")
+    assert code == 0, stderr
+    for where in ("bad-date.txt:1", "front.md:2", "header.md:1", "lines.jsonl:1"):
+        assert f"{where}: warning: ignored " in stderr
+    assert stderr.count(": not a calendar date") == 4
+    assert len(_entries(graph)) == 5
+    assert not [n for n in graph["nodes"] if n.get("date")]
+    assert_nothing_lost(report, graph)
+    data = rdflib.Graph().parse(tmp_path / "out" / "graph.ttl")
+    shapes = rdflib.Graph().parse(SCHEMAS / "shapes.ttl")
+    ok, _, text = validate(data, shacl_graph=shapes, inference="none")
+    assert ok, text
 
 
 def test_cli_unrecognised_first_title_is_a_skipped_entry_not_lost_text(tmp_path) -> None:

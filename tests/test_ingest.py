@@ -140,6 +140,33 @@ def test_ingest_jsonl_fields_and_bad_line_reported_with_its_number() -> None:
     assert "x.jsonl:3:" in str(result.problems[0])
 
 
+@pytest.mark.parametrize(
+    "name, text, line, given",
+    [
+        ("d.txt", "2026-02-30\nSome title\nSome summary.\n", 1, "2026-02-30"),
+        ("f.md", "---\nrepo: acme/w\ndate: 2026-99-99\n---\n## T\nS.\n", 3, "2026-99-99"),
+        ("h.md", "# acme/x · 2026-00-00\n\n## T\nS.\n", 1, "2026-00-00"),
+        ("l.jsonl", '{"title": "T", "summary": "S.", "date": "2026-13-45"}\n', 1, "2026-13-45"),
+    ],
+)
+def test_ingest_impossible_date_is_dropped_with_a_warning(name, text, line, given) -> None:
+    result = read(text, name)
+    assert len(result.entries) == 1 and result.entries[0].date is None
+    assert result.digest.date is None
+    label = '"date"' if name.endswith(".jsonl") else "date"
+    assert [str(p) for p in result.problems] == [
+        f"{name}:{line}: warning: ignored {label} '{given}': not a calendar date"
+    ]
+
+
+def test_ingest_markdown_front_matter_date_that_is_no_date_is_reported() -> None:
+    result = read("---\ndate: yesterday\n---\n## T\nS.\n", "f.md")
+    assert result.entries[0].date is None
+    assert [str(p) for p in result.problems] == [
+        "f.md:2: warning: ignored date 'yesterday': not YYYY-MM-DD"
+    ]
+
+
 def test_ingest_format_override_reads_a_headerless_file_as_daily() -> None:
     result = read("Title\nSummary.\n", "notes.txt", forced="daily")
     assert [(e.title, e.text) for e in result.entries] == [("Title", "Summary.")]

@@ -7,6 +7,7 @@ they could read and a `Problem` for everything else.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from collections.abc import Callable
@@ -43,6 +44,20 @@ def _first_line(text: str) -> str:
         if line.strip():
             return line.strip()
     return ""
+
+
+def _date(text: str, label: str, source: str, line: int, problems: list[Problem]) -> str | None:
+    """`text` as an ISO date, or None and a warning. The shape is not enough: 2026-02-30 names
+    no day, and one xsd:date literal of it makes the whole graph ill-typed."""
+    if shape := DATE.match(text):
+        try:
+            return datetime.date.fromisoformat(shape.group(1)).isoformat()
+        except ValueError:
+            reason = "not a calendar date"
+    else:
+        reason = "not YYYY-MM-DD"
+    problems.append(Problem(source, line, f"ignored {label} {quoted(text)}: {reason}"))
+    return None
 
 
 def _number_from(title: str, url: str | None) -> int | None:
@@ -85,11 +100,12 @@ def _sniff_daily(name: str, text: str) -> bool:
 def _parse_daily(text: str, source: str, sha: str) -> ReadResult:
     lines = split_lines(text)
     start = next(i for i, line in enumerate(lines) if line.strip())
+    problems: list[Problem] = []
     header = DATE.match(lines[start])
-    date = header.group(1) if header else None
+    date = _date(lines[start], "date", source, start + 1, problems) if header else None
     first = start + 1 if header else start
     units = [Unit(i + 1, line) for i, line in enumerate(lines) if i >= first and line.strip()]
-    return _entries(source, sha, "daily", units, date, None, [])
+    return _entries(source, sha, "daily", units, date, None, problems)
 
 
 # --- tag view: "owner/repo · 标签视图", then blank-separated title and summary blocks ----------
@@ -199,7 +215,7 @@ def _sniff_markdown(name: str, text: str) -> bool:
 
 def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
     lines = split_lines(text)
-    meta: dict[str, str] = {}
+    meta: dict[str, tuple[str, int]] = {}  # key -> (value, line)
     problems: list[Problem] = []
     i = 0
     while i < len(lines) and not lines[i].strip():
@@ -211,7 +227,7 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
         else:
             for j in range(i + 1, end):
                 if match := _FRONT_KEY.match(lines[j]):
-                    meta[match.group(1).lower()] = match.group(2).strip().strip("\"'")
+                    meta[match.group(1).lower()] = (match.group(2).strip().strip("\"'"), j + 1)
             i = end + 1
     headings = _headings(lines, i, source, problems)
     for j in range(i, min(headings, default=len(lines))):
@@ -219,11 +235,13 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
         if line.startswith("# "):
             for word in _HEADER_WORDS.split(line[2:]):
                 if DATE.match(word):
-                    meta.setdefault("date", word)
+                    meta.setdefault("date", (word, j + 1))
                 elif REPO.match(word):
-                    meta.setdefault("repo", word)
-    date = meta.get("date") if meta.get("date") and DATE.match(meta["date"]) else None
-    repo = meta.get("repo") if meta.get("repo") and REPO.match(meta["repo"]) else None
+                    meta.setdefault("repo", (word, j + 1))
+    given_date, date_line = meta.get("date", ("", 0))
+    date = _date(given_date, "date", source, date_line, problems) if given_date else None
+    given_repo = meta.get("repo", ("", 0))[0]
+    repo = given_repo if REPO.match(given_repo) else None
     entries: list[Entry] = []
     heading: tuple[int, str] | None = None
     body: list[str] = []
@@ -329,11 +347,8 @@ def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
             )
             repo = None
         date = record.get("date")
-        if date is not None and not (isinstance(date, str) and DATE.match(date)):
-            problems.append(
-                Problem(source, i, f'ignored "date" {quoted(str(date))}: not YYYY-MM-DD')
-            )
-            date = None
+        if date is not None:
+            date = _date(str(date), '"date"', source, i, problems)
         url = record.get("url")
         url = _clean(url, "url", source, i, problems) if isinstance(url, str) else None
         number = record.get("number")
