@@ -341,6 +341,21 @@ def test_cli_impossible_dates_are_dropped_and_the_graph_conforms_to_the_shapes(t
     assert ok, text
 
 
+def test_cli_pr_number_zero_in_a_title_gives_a_pr_without_a_number(tmp_path) -> None:
+    digest = tmp_path / "zero.txt"
+    digest.write_text("2026-12-01\nFix zero (#0)\nSkim.\n", "utf-8")
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 0, stderr
+    assert "zero.txt:2: warning: ignored PR number '0' in the title" in stderr
+    (pr,) = [n for n in graph["nodes"] if n["kind"] == "PullRequest"]
+    assert "number" not in pr and pr["title"] == "Fix zero (#0)"
+    assert_nothing_lost(report, graph)
+    data = rdflib.Graph().parse(tmp_path / "out" / "graph.ttl")
+    shapes = rdflib.Graph().parse(SCHEMAS / "shapes.ttl")
+    ok, _, text = validate(data, shacl_graph=shapes, inference="none")
+    assert ok, text
+
+
 def test_cli_unrecognised_first_title_is_a_skipped_entry_not_lost_text(tmp_path) -> None:
     digest = tmp_path / "d.txt"
     long_title = "Fix " + "the cache " * 20

@@ -167,6 +167,25 @@ def test_ingest_markdown_front_matter_date_that_is_no_date_is_reported() -> None
     ]
 
 
+@pytest.mark.parametrize(
+    "name, text, line, found",
+    [
+        ("d.txt", "2026-12-01\nFix zero (#0)\nSkim.\n", 2, "'0' in the title"),
+        ("t.txt", "o/r · 标签视图\n\nFix zero #00\n\nSkim.\n", 3, "'00' in the title"),
+        ("h.md", "## Fix zero (#0)\nSkim.\n", 1, "'0' in the title"),
+        ("u.md", "## [Fix zero](https://github.com/o/r/pull/0)\nSkim.\n", 1, "'0' in the URL"),
+        ("l.jsonl", '{"title": "Fix zero (#0)", "summary": "Skim."}\n', 1, "'0' in the title"),
+    ],
+    ids=["daily", "tag-view", "markdown-title", "markdown-url", "jsonl-title"],
+)
+def test_ingest_pr_number_zero_is_no_number_and_a_warning(name, text, line, found) -> None:
+    result = read(text, name)
+    assert [e.number for e in result.entries] == [None]
+    assert [str(p) for p in result.problems] == [
+        f"{name}:{line}: warning: ignored PR number {found}: not a PR number"
+    ]
+
+
 def test_ingest_format_override_reads_a_headerless_file_as_daily() -> None:
     result = read("Title\nSummary.\n", "notes.txt", forced="daily")
     assert [(e.title, e.text) for e in result.entries] == [("Title", "Summary.")]

@@ -60,11 +60,22 @@ def _date(text: str, label: str, source: str, line: int, problems: list[Problem]
     return None
 
 
-def _number_from(title: str, url: str | None) -> int | None:
+def _number_from(
+    title: str, url: str | None, source: str, line: int, problems: list[Problem]
+) -> int | None:
+    """The PR number a URL or, failing one, a title gives. No PR is #0: a 0 there is a typo or
+    a placeholder, reported and ignored as a JSON Lines "number": 0 is."""
     if url and (match := PULL_URL.search(url)):
-        return int(match.group(2))
-    if match := TITLE_NUMBER.search(title):
-        return int(match.group(1) or match.group(2))
+        digits, where = match.group(2), "URL"
+    elif match := TITLE_NUMBER.search(title):
+        digits, where = match.group(1) or match.group(2), "title"
+    else:
+        return None
+    if number := int(digits):
+        return number
+    problems.append(
+        Problem(source, line, f"ignored PR number {quoted(digits)} in the {where}: not a PR number")
+    )
     return None
 
 
@@ -81,7 +92,14 @@ def _entries(
     problems.extend(found)
     entries = tuple(
         Entry(
-            blocks_source, b.line, b.title, b.summary, repo, date, None, _number_from(b.title, None)
+            blocks_source,
+            b.line,
+            b.title,
+            b.summary,
+            repo,
+            date,
+            None,
+            _number_from(b.title, None, blocks_source, b.line, problems),
         )
         for b in blocks
     )
@@ -265,7 +283,16 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
         if not summary:
             problems.append(Problem(source, line_no, f"title without a summary: {quoted(title)}"))
         entries.append(
-            Entry(source, line_no, title, summary, repo, date, url, _number_from(title, url))
+            Entry(
+                source,
+                line_no,
+                title,
+                summary,
+                repo,
+                date,
+                url,
+                _number_from(title, url, source, line_no, problems),
+            )
         )
 
     for j in range(i, len(lines)):
@@ -374,7 +401,9 @@ def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
                 repo,
                 date,
                 url,
-                int(number) if number is not None else _number_from(title, url),
+                int(number)
+                if number is not None
+                else _number_from(title, url, source, i, problems),
             )
         )
     if not entries and not problems:
