@@ -150,6 +150,14 @@ def test_cli_binary_file_is_an_error_naming_it_and_the_rest_still_builds(
     parse_exports(tmp_path / "out")
 
 
+def test_cli_device_given_as_input_is_refused_and_the_rest_still_builds(tmp_path) -> None:
+    code, stderr, report, graph = build_reported(["/dev/null", str(DAILY_SEED)], tmp_path / "out")
+    assert code == 1
+    assert "/dev/null:0: error: not a regular file" in stderr
+    assert report["summary"]["digests"] == 1 and report["summary"]["entriesInGraph"] == 7
+    assert_nothing_lost(report, graph)
+
+
 def test_cli_binary_on_stdin_is_an_error_naming_stdin(tmp_path) -> None:
     result = CliRunner().invoke(
         cli, ["build", "-", "-o", str(tmp_path / "out")], input=PNG, catch_exceptions=False

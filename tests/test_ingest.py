@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from conftest import DEV, EXAMPLES, SEEDS
-from kgraph.ingest import read_digest, read_inputs
+from kgraph.ingest import expand_inputs, read_digest, read_inputs
 from kgraph.ingest.titles import looks_like_title
 
 
@@ -205,6 +206,21 @@ def test_ingest_folders_recurse_sorted_and_skip_hidden(tmp_path) -> None:
     (tmp_path / "image.png").write_bytes(b"\x89PNG")
     sources = [r.digest.source for r in read_inputs([str(tmp_path)])]
     assert sources == [str(tmp_path / "1.md"), str(tmp_path / "b" / "2.txt")]
+
+
+def test_ingest_inputs_that_are_not_regular_files_are_refused_unopened(tmp_path) -> None:
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)  # opening it would wait for a writer forever
+    good = tmp_path / "good.txt"
+    good.write_text("2026-01-01\nT\nS.\n", "utf-8")
+    paths, problems = expand_inputs([str(fifo), "/dev/null", str(good), "-"])
+    assert paths == [str(good), "-"]
+    assert [str(p) for p in problems] == [
+        f"{fifo}:0: error: not a regular file (a device, pipe or socket); give a stream as "
+        "'-' on stdin",
+        "/dev/null:0: error: not a regular file (a device, pipe or socket); give a stream as "
+        "'-' on stdin",
+    ]
 
 
 @pytest.mark.parametrize(

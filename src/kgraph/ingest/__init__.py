@@ -19,10 +19,16 @@ DIGEST_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl", ".ndjson")
 __all__ = ["FORMATS", "InputFormat", "display_name", "expand_inputs", "read_digest", "read_inputs"]
 
 
+# A device or a FIFO has no end to read to (/dev/zero filled the memory), and opening a FIFO
+# waits for a writer; standard input is how kgraph reads a stream.
+_NOT_REGULAR = "not a regular file (a device, pipe or socket); give a stream as '-' on stdin"
+
+
 def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
     """Files as given, folders recursively (digest suffixes only), globs; `-` is stdin.
 
     The result is sorted within each input so that a folder reads the same way every time.
+    Only regular files are read: a folder or a glob skips anything else, a named one is an error.
     """
     paths: list[str] = []
     problems: list[Problem] = []
@@ -53,8 +59,10 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
                 )
             for path in found:
                 add(path)
-        elif os.path.exists(given):
+        elif os.path.isfile(given):
             add(given)
+        elif os.path.exists(given):
+            problems.append(Problem(given, 0, _NOT_REGULAR, Severity.ERROR))
         elif glob.has_magic(given):
             matches = sorted(glob.glob(given, recursive=True))
             if not matches:
