@@ -364,6 +364,21 @@ def test_cli_pr_number_zero_in_a_title_gives_a_pr_without_a_number(tmp_path) -> 
     assert ok, text
 
 
+def test_cli_pr_url_of_another_repository_names_the_pr_and_warns(tmp_path) -> None:
+    digest = tmp_path / "u.md"
+    digest.write_text(
+        "---\nrepo: acme/w\n---\n## [Fix thing](https://github.com/other/repo/pull/5)\n\n"
+        "Summary.\n",
+        "utf-8",
+    )
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out")
+    assert code == 0, stderr
+    assert "u.md:4: warning: PR repository 'other/repo' from the URL is used" in stderr
+    (pr,) = [n for n in graph["nodes"] if n["kind"] == "PullRequest"]
+    assert pr["id"] == "pr/other/repo/5"
+    assert_nothing_lost(report, graph)
+
+
 def test_cli_unrecognised_first_title_is_a_skipped_entry_not_lost_text(tmp_path) -> None:
     digest = tmp_path / "d.txt"
     long_title = "Fix " + "the cache " * 20

@@ -125,6 +125,53 @@ def test_ingest_markdown_unclosed_fence_warns_where_it_opened() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "name, text, expected, warning",
+    [
+        (
+            "u.md",
+            "---\nrepo: acme/w\n---\n## [Fix thing](https://github.com/other/repo/pull/5)\nS.\n",
+            ("other/repo", 5),
+            "u.md:4: warning: PR repository 'other/repo' from the URL is used, not 'acme/w' "
+            "from the digest",
+        ),
+        (
+            "n.md",
+            "# acme/w · 2026-12-20\n## Fix thing ([#600](https://github.com/acme/w/pull/601))\nS.\n",
+            ("acme/w", 601),
+            "n.md:2: warning: PR number 601 from the URL is used, not 600 from the title",
+        ),
+        (
+            "u.jsonl",
+            '{"title": "Fix", "summary": "S.", "repo": "acme/a", "number": 4, '
+            '"url": "https://github.com/x/y/pull/3"}\n',
+            ("x/y", 3),
+            'u.jsonl:1: warning: PR number 3 from the URL is used, not 4 from "number"',
+        ),
+        (
+            "n.jsonl",
+            '{"title": "Fix scheduler race (#500)", "summary": "S.", "number": 501}\n',
+            (None, 501),
+            'n.jsonl:1: warning: PR number 501 from "number" is used, not 500 from the title',
+        ),
+    ],
+    ids=["markdown-repo", "markdown-number", "jsonl-repo-and-number", "jsonl-number-field"],
+)
+def test_ingest_pr_url_outranks_the_declared_repo_and_number_with_a_warning(
+    name, text, expected, warning
+) -> None:
+    result = read(text, name)
+    assert [(e.repo, e.number) for e in result.entries] == [expected]
+    assert warning in [str(p) for p in result.problems]
+
+
+def test_ingest_pr_url_repo_differing_only_in_case_is_no_disagreement() -> None:
+    text = "---\nrepo: acme/w\n---\n## Fix ([#7](https://github.com/ACME/W/pull/7))\nS.\n"
+    result = read(text, "c.md")
+    assert [(e.repo, e.number) for e in result.entries] == [("acme/w", 7)]
+    assert not result.problems
+
+
 def test_ingest_jsonl_fields_and_bad_line_reported_with_its_number() -> None:
     lines = [
         json.dumps({"title": "A (#12)", "summary": "s", "repo": "o/r"}),

@@ -60,23 +60,63 @@ def _date(text: str, label: str, source: str, line: int, problems: list[Problem]
     return None
 
 
-def _number_from(
-    title: str, url: str | None, source: str, line: int, problems: list[Problem]
+def _pr_number(
+    digits: str, where: str, source: str, line: int, problems: list[Problem]
 ) -> int | None:
-    """The PR number a URL or, failing one, a title gives. No PR is #0: a 0 there is a typo or
-    a placeholder, reported and ignored as a JSON Lines "number": 0 is."""
-    if url and (match := PULL_URL.search(url)):
-        digits, where = match.group(2), "URL"
-    elif match := TITLE_NUMBER.search(title):
-        digits, where = match.group(1) or match.group(2), "title"
-    else:
-        return None
+    """A PR number read from a title or a URL. No PR is #0: a 0 there is a typo or a
+    placeholder, reported and ignored as a JSON Lines "number": 0 is."""
     if number := int(digits):
         return number
     problems.append(
         Problem(source, line, f"ignored PR number {quoted(digits)} in the {where}: not a PR number")
     )
     return None
+
+
+def _title_number(title: str, source: str, line: int, problems: list[Problem]) -> int | None:
+    """The number of a title that ends in "(#N)" or " #N"."""
+    if match := TITLE_NUMBER.search(title):
+        return _pr_number(match.group(1) or match.group(2), "title", source, line, problems)
+    return None
+
+
+def _pull_request(
+    title: str,
+    url: str | None,
+    repo: tuple[str | None, str],
+    number: int | None,
+    source: str,
+    line: int,
+    problems: list[Problem],
+) -> tuple[str | None, int | None]:
+    """The PR's repository and number, from a URL, a `repo` given as (value, what gave it), a
+    "number" field and the title.
+
+    A pull URL links to the PR itself, so it outranks what the digest declares, and a
+    "number" field outranks the title; where they disagree, the stronger is used and a
+    warning names what it overrode. GitHub ignores the case of owner and repository names.
+    """
+    pull = PULL_URL.search(url) if url else None
+    claims = [  # (number, what gave it), strongest first
+        (_pr_number(pull.group(2), "URL", source, line, problems) if pull else None, "the URL"),
+        (number, '"number"'),
+        (_title_number(title, source, line, problems), "the title"),
+    ]
+    found = [(n, said) for n, said in claims if n is not None]
+    for n, said in found[1:]:
+        if n != found[0][0]:
+            message = f"PR number {found[0][0]} from {found[0][1]} is used, not {n} from {said}"
+            problems.append(Problem(source, line, message))
+    declared, said = repo
+    linked = pull.group(1) if pull else None
+    if linked and declared and declared.lower() != linked.lower():
+        message = (
+            f"PR repository {quoted(linked)} from the URL is used, not {quoted(declared)} "
+            f"from {said}"
+        )
+        problems.append(Problem(source, line, message))
+        declared = linked
+    return declared or linked, found[0][0] if found else None
 
 
 def _entries(
@@ -99,7 +139,7 @@ def _entries(
             repo,
             date,
             None,
-            _number_from(b.title, None, blocks_source, b.line, problems),
+            _title_number(b.title, blocks_source, b.line, problems),
         )
         for b in blocks
     )
@@ -282,18 +322,10 @@ def _parse_markdown(text: str, source: str, sha: str) -> ReadResult:
             return
         if not summary:
             problems.append(Problem(source, line_no, f"title without a summary: {quoted(title)}"))
-        entries.append(
-            Entry(
-                source,
-                line_no,
-                title,
-                summary,
-                repo,
-                date,
-                url,
-                _number_from(title, url, source, line_no, problems),
-            )
+        pr_repo, number = _pull_request(
+            title, url, (repo, "the digest"), None, source, line_no, problems
         )
+        entries.append(Entry(source, line_no, title, summary, pr_repo, date, url, number))
 
     for j in range(i, len(lines)):
         if j in headings:
@@ -390,22 +422,16 @@ def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
             )
             number = None
         summary = _clean(summary, "summary", source, i, problems).strip()
-        if url and (pull := PULL_URL.search(url)) and repo is None:
-            repo = pull.group(1)
-        entries.append(
-            Entry(
-                source,
-                i,
-                title,
-                summary,
-                repo,
-                date,
-                url,
-                int(number)
-                if number is not None
-                else _number_from(title, url, source, i, problems),
-            )
+        repo, number = _pull_request(
+            title,
+            url,
+            (repo, '"repo"'),
+            int(number) if number is not None else None,
+            source,
+            i,
+            problems,
         )
+        entries.append(Entry(source, i, title, summary, repo, date, url, number))
     if not entries and not problems:
         problems.append(Problem(source, 1, "no entries found"))
     dates = {e.date for e in entries if e.date}
