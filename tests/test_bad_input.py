@@ -4,6 +4,8 @@ that accounts for every entry, and exports that still parse. One real file per c
 from __future__ import annotations
 
 import json
+import os
+import threading
 
 import pytest
 import rdflib
@@ -153,8 +155,20 @@ def test_cli_binary_file_is_an_error_naming_it_and_the_rest_still_builds(
 def test_cli_device_given_as_input_is_refused_and_the_rest_still_builds(tmp_path) -> None:
     code, stderr, report, graph = build_reported(["/dev/null", str(DAILY_SEED)], tmp_path / "out")
     assert code == 1
-    assert "/dev/null:0: error: not a regular file" in stderr
+    assert "/dev/null:0: error: not a file or a pipe" in stderr
     assert report["summary"]["digests"] == 1 and report["summary"]["entriesInGraph"] == 7
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_pipe_given_as_input_is_read_to_its_end(tmp_path) -> None:
+    """`kgraph build <(zcat digests.gz)`: the shell passes a pipe as /dev/fd/N."""
+    pipe = tmp_path / "digest.txt"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=lambda: pipe.write_bytes(DAILY_SEED.read_bytes()))
+    writer.start()
+    code, _, report, graph = build_reported([str(pipe)], tmp_path / "out")
+    writer.join()
+    assert code == 0 and report["summary"]["entriesInGraph"] == 7
     assert_nothing_lost(report, graph)
 
 

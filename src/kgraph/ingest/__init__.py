@@ -6,6 +6,7 @@ import dataclasses
 import glob
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -19,16 +20,17 @@ DIGEST_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl", ".ndjson")
 __all__ = ["FORMATS", "InputFormat", "display_name", "expand_inputs", "read_digest", "read_inputs"]
 
 
-# A device or a FIFO has no end to read to (/dev/zero filled the memory), and opening a FIFO
-# waits for a writer; standard input is how kgraph reads a stream.
-_NOT_REGULAR = "not a regular file (a device, pipe or socket); give a stream as '-' on stdin"
+# A device has no end to read to (/dev/zero filled the memory) and a socket is no file. A
+# pipe is read to its end, as standard input is: `kgraph build <(zcat digests.gz)`.
+_NOT_READABLE = "not a file or a pipe (a device or a socket); give a stream as '-' on stdin"
 
 
 def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
     """Files as given, folders recursively (digest suffixes only), globs; `-` is stdin.
 
     The result is sorted within each input so that a folder reads the same way every time.
-    Only regular files are read: a folder or a glob skips anything else, a named one is an error.
+    Only regular files and pipes are read: a folder or a glob skips anything else, a named
+    one is an error.
     """
     paths: list[str] = []
     problems: list[Problem] = []
@@ -59,10 +61,10 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
                 )
             for path in found:
                 add(path)
-        elif os.path.isfile(given):
+        elif os.path.isfile(given) or _is_pipe(given):
             add(given)
         elif os.path.exists(given):
-            problems.append(Problem(given, 0, _NOT_REGULAR, Severity.ERROR))
+            problems.append(Problem(given, 0, _NOT_READABLE, Severity.ERROR))
         elif glob.has_magic(given):
             matches = sorted(glob.glob(given, recursive=True))
             if not matches:
@@ -73,6 +75,13 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
         else:
             problems.append(Problem(given, 0, "no such file or folder", Severity.ERROR))
     return paths, problems
+
+
+def _is_pipe(path: str) -> bool:
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def display_name(path: str) -> str:
