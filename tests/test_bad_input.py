@@ -14,7 +14,11 @@ from pyshacl import validate
 
 from checks import assert_nothing_lost, build_reported, parse_exports
 from conftest import SCHEMAS, SEEDS
+from kgraph import corpus
+from kgraph.catalog import builtin_knowledge
 from kgraph.cli import cli
+from kgraph.corpus import DigestReader
+from kgraph.model import Severity
 
 DAILY_SEED = SEEDS / "000_0a3d3bb7afca9fae.txt"
 TAG_VIEW_SEED = SEEDS / "001_fa5218c0feccaf24.txt"
@@ -158,6 +162,44 @@ def test_cli_device_given_as_input_is_refused_and_the_rest_still_builds(tmp_path
     assert "/dev/null:0: error: not a file or a pipe" in stderr
     assert report["summary"]["digests"] == 1 and report["summary"]["entriesInGraph"] == 7
     assert_nothing_lost(report, graph)
+
+
+def test_cli_digest_larger_than_the_limit_is_refused_unread(tmp_path) -> None:
+    """A sparse file of 64 GiB takes no disk and would fill the memory if read."""
+    (tmp_path / "in").mkdir()
+    huge = tmp_path / "in" / "huge.txt"
+    with huge.open("wb") as file:
+        file.truncate(64 << 30)
+    (tmp_path / "in" / "good.txt").write_bytes(DAILY_SEED.read_bytes())
+    code, stderr, report, graph = build_reported([str(tmp_path / "in")], tmp_path / "out")
+    assert code == 1
+    assert "huge.txt:0: error: larger than 1,024 MB" in stderr
+    assert report["summary"]["digests"] == 1 and report["summary"]["entriesInGraph"] == 7
+    assert_nothing_lost(report, graph)
+
+
+def test_pipe_longer_than_the_limit_is_refused_after_the_limit(tmp_path, monkeypatch) -> None:
+    """A pipe has no size to check first: it is read up to the limit and no further."""
+    monkeypatch.setattr(corpus, "MAX_DIGEST_BYTES", 1000)
+    pipe = tmp_path / "endless.txt"
+    os.mkfifo(pipe)
+    written: list[int] = []
+
+    def write() -> None:
+        with pipe.open("wb") as out:
+            try:
+                for _ in range(100):
+                    written.append(out.write(b"x" * 4096))
+            except BrokenPipeError:
+                pass  # the reader stopped reading, as it should
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    (extracted, key) = DigestReader(None, builtin_knowledge()).read_path(str(pipe))
+    writer.join()
+    (problem,) = extracted.result.problems
+    assert key == "" and problem.severity is Severity.ERROR and "larger than" in problem.message
+    assert sum(written) < 100 * 4096
 
 
 def test_cli_pipe_given_as_input_is_read_to_its_end(tmp_path) -> None:

@@ -10,20 +10,21 @@ the graph does not depend on it.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import sys
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing
 from dataclasses import dataclass, replace
-from pathlib import Path
+from typing import BinaryIO
 
 from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
 from kgraph.catalog import Knowledge
 from kgraph.extract import EXTRACTORS, extract
 from kgraph.ingest import display_name, expand_inputs, read_digest
 from kgraph.interrupt import checkpoint, leave_stops_to_parent, signals_held
-from kgraph.limits import readable_part
+from kgraph.limits import MAX_DIGEST_BYTES, readable_part
 from kgraph.model import Mention, Problem, ReadResult, Severity
 from kgraph.progress import Progress
 
@@ -39,10 +40,12 @@ class DigestReader:
     def read_path(self, path: str) -> tuple[ExtractedDigest, str]:
         """The digest's extraction and its cache key ("" for a file that cannot be read)."""
         try:
-            data = Path(path).read_bytes()
+            with open(path, "rb") as file:
+                data = _read_at_most(file, os.fstat(file.fileno()).st_size)
         except OSError as err:
-            problem = Problem(display_name(path), 0, f"cannot read: {err.strerror}", Severity.ERROR)
-            return ExtractedDigest(ReadResult(None, (), (problem,))), ""
+            return _unreadable(path, f"cannot read: {err.strerror}"), ""
+        if data is None:
+            return _unreadable(path, _TOO_LARGE), ""
         return self.read_bytes(data, display_name(path))
 
     def read_bytes(self, data: bytes, source: str) -> tuple[ExtractedDigest, str]:
@@ -160,7 +163,26 @@ def _reader_died(paths: list[str], at: int) -> Problem:
 
 
 def _read_stdin(reader: DigestReader) -> tuple[ExtractedDigest, str]:
-    return reader.read_bytes(sys.stdin.buffer.read(), "-")
+    if (data := _read_at_most(sys.stdin.buffer, 0)) is None:
+        return _unreadable("-", _TOO_LARGE), ""
+    return reader.read_bytes(data, "-")
+
+
+_TOO_LARGE = f"larger than {MAX_DIGEST_BYTES >> 20:,} MB, which a digest is read whole in; split it"
+
+
+def _read_at_most(file: BinaryIO, size: int) -> bytes | None:
+    """The file's bytes, or None past `MAX_DIGEST_BYTES`: known from `size` for a regular
+    file (a sparse one of 100 GB is not read), found by reading for a pipe."""
+    if size > MAX_DIGEST_BYTES:
+        return None
+    data = file.read(MAX_DIGEST_BYTES + 1)
+    return data if len(data) <= MAX_DIGEST_BYTES else None
+
+
+def _unreadable(path: str, why: str) -> ExtractedDigest:
+    problem = Problem(display_name(path), 0, why, Severity.ERROR)
+    return ExtractedDigest(ReadResult(None, (), (problem,)))
 
 
 _worker_reader: DigestReader | None = None

@@ -1,4 +1,5 @@
-"""How much of one entry the extractors read: the bound that keeps a hostile digest fast.
+"""How much of one entry the extractors read, and how large a digest may be: the bounds that
+keep a hostile digest fast, and an endless or enormous input from filling the memory.
 
 Every extractor is linear (the tests audit each regex and time each extractor on hostile
 text), but some read a text many times over (the pattern catalog alone has some 700 cues),
@@ -14,6 +15,9 @@ import dataclasses
 from kgraph.model import Entry, Problem, Severity
 
 MAX_READ_CHARS = 300_000
+# A digest is read whole, and decoded and split in memory: a few times its size. A real one
+# is a few hundred kilobytes, a 100,000-entry JSON Lines export some 60 MB.
+MAX_DIGEST_BYTES = 1 << 30
 
 
 def readable_part(entry: Entry) -> tuple[Entry, Problem | None]:
