@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 
 import pytest
 
@@ -255,18 +256,23 @@ def test_ingest_folders_recurse_sorted_and_skip_hidden(tmp_path) -> None:
     assert sources == [str(tmp_path / "1.md"), str(tmp_path / "b" / "2.txt")]
 
 
-def test_ingest_inputs_that_are_not_regular_files_are_refused_unopened(tmp_path) -> None:
+def test_ingest_devices_and_sockets_are_refused_unopened_and_pipes_kept(tmp_path) -> None:
     fifo = tmp_path / "pipe.txt"
-    os.mkfifo(fifo)  # opening it would wait for a writer forever
+    os.mkfifo(fifo)  # opened only when read, by the build
     good = tmp_path / "good.txt"
     good.write_text("2026-01-01\nT\nS.\n", "utf-8")
-    paths, problems = expand_inputs([str(fifo), "/dev/null", str(good), "-"])
-    assert paths == [str(good), "-"]
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(tmp_path / "sock"))
+    try:
+        given = [str(fifo), "/dev/null", str(tmp_path / "sock"), str(good), "-"]
+        paths, problems = expand_inputs(given)
+    finally:
+        listener.close()
+    assert paths == [str(fifo), str(good), "-"]
     assert [str(p) for p in problems] == [
-        f"{fifo}:0: error: not a regular file (a device, pipe or socket); give a stream as "
-        "'-' on stdin",
-        "/dev/null:0: error: not a regular file (a device, pipe or socket); give a stream as "
-        "'-' on stdin",
+        f"{where}:0: error: not a file or a pipe (a device or a socket); give a stream as '-' "
+        "on stdin"
+        for where in ("/dev/null", tmp_path / "sock")
     ]
 
 
