@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections import defaultdict
 
+from conftest import build
 from kgraph.extract import extract
 from kgraph.graph import Edge, KnowledgeGraph
 from kgraph.link import ExtractedEntry, link
@@ -128,6 +131,20 @@ def test_link_same_title_lends_no_repository_across_a_different_number() -> None
     assert pr.id == "pr/a/b/500" and pr.get("repositoryBasis") == "digest"
 
 
+def test_link_a_pr_naming_a_symbol_touches_its_file_in_every_count() -> None:
+    """Two PRs share `lru.py` because both name `evict`, which one says is defined there:
+    each touches the file, so its PR count, its edges and the pair all say two PRs."""
+    graph = corpus(
+        ("Fix eviction (#1)", "`policies/lru.py` 的 `evict()` 改为按 rank 淘汰。", "o/r"),
+        ("Speed up eviction (#2)", "`evict()` 不再排序。", "o/r"),
+    )
+    lru = "file/o/r/policies/lru.py"
+    touching = sorted(e.source for e in graph.sorted_edges() if e == (e.source, "touchesFile", lru))
+    assert touching == ["pr/o/r/1", "pr/o/r/2"]
+    assert graph.nodes[lru].get("prCount") == 2
+    assert graph.out("pr/o/r/2", "sharesCodeWith") == ["pr/o/r/1"]
+
+
 def test_graph_edges_are_kept_by_source_and_read_without_repeats() -> None:
     """Edges are grouped by source as they are linked, a repeat kept until they are read:
     every reader sees each edge once, in order, and equal graphs compare equal whatever
@@ -147,3 +164,19 @@ def test_graph_edges_are_kept_by_source_and_read_without_repeats() -> None:
     assert graph == reverse
     reverse.link("pr/3", "touchesFile", "f/a")
     assert graph != reverse
+
+
+def test_link_every_pr_count_is_the_prs_linked_to_the_code(generated_corpus, tmp_path) -> None:
+    """On a generated corpus, where PRs name symbols of shared files: `kg:prCount` is what
+    the queries and the page count, the PRs with a touchesFile or mentionsSymbol edge."""
+    assert build([str(generated_corpus)], tmp_path, "--only", "json")[0] == 0
+    graph = json.loads((tmp_path / "graph.json").read_text("utf-8"))
+    linked: dict[str, set[str]] = defaultdict(set)
+    for edge in graph["edges"]:
+        if edge["relation"] in ("touchesFile", "mentionsSymbol"):
+            linked[edge["target"]].add(edge["source"])
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    counted = {code: n["prCount"] for code, n in nodes.items() if "prCount" in n}
+    assert len(counted) > 100
+    assert counted == {code: len(prs) for code, prs in linked.items() if code in counted}
+    assert all(nodes[code].get("isExternal") for code in linked.keys() - counted.keys())

@@ -553,7 +553,9 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
     """`sharesCodeWith` between PRs that touch a file or mention a repository symbol in common.
 
     A PR that names a symbol also touches the file the symbol is `definedIn`: three PRs that
-    name three functions of one file share that file. Only a symbol with one home counts: a
+    name three functions of one file share that file, and each gets a `touchesFile` edge to
+    it, so that the file's `prCount`, its PRs in a query and on the page are the same PRs.
+    Only a symbol with one home counts: a
     `forward` that reviews place in forty files says nothing about which one a PR touched,
     and spreading each of its PRs over all forty made this step quadratic in the corpus.
     A name the source says is ambiguous pairs no PRs (two reviews saying `forward` need not
@@ -572,6 +574,7 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
                 touches.append(edge)
     counts: dict[str, bool] = {}  # per entity: not external (a node's attributes are a scan)
     touched_by: dict[str, set[str]] = defaultdict(set)
+    derived: list[Edge] = []  # a PR's touch of a file, through a symbol defined there
     for source, _, target in touches:
         if (internal := counts.get(target)) is None:
             internal = counts[target] = graph.nodes[target].get("isExternal") is not True
@@ -579,7 +582,12 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
             touched_by[target].add(source)
             home = homes.get(target, ())
             if len(home) == 1:
-                touched_by[next(iter(home))].add(source)
+                (file,) = home
+                if source not in touched_by[file]:
+                    touched_by[file].add(source)
+                    derived.append(Edge(source, "touchesFile", file))
+    for edge in derived:  # a repeat of an edge linked before goes when edges are read
+        graph.link(*edge)
     for entity, prs in touched_by.items():
         node = graph.nodes[entity]
         graph.add(Node(entity, node.kind, node.label, (("prCount", len(prs)),)))
