@@ -137,3 +137,32 @@ def test_diff_and_query_show_control_characters_in_titles_as_escapes(tmp_path: P
         assert "Esc \\x1b]0;pwned\\x07 title" in printed
     assert "title\\nsecond line \\u202eevil" in out  # one line per PR
     assert "title second line \\u202eevil" in answer.stdout  # a cell's blanks are one space
+
+
+def test_diff_pr_that_gained_a_repository_is_neither_new_nor_removed(tmp_path: Path) -> None:
+    """Today's tag view names the repository of yesterday's PR: its id changes, but it is
+    the PR of the same entries, and its shared code and pattern are not news."""
+    daily = tmp_path / "2026-03-01.txt"
+    daily.write_text(
+        "2026-03-01\nFix the eviction order in the LRU\n"
+        "Skim. The design makes `LRUPolicy` the single source of truth; touches "
+        "`policies/lru.py` and `evict()`.\n"
+        "Add retry to the eviction fetcher\nSkim. Touches `evict()` and `policies/lru.py` too.\n",
+        "utf-8",
+    )
+    tag_view = tmp_path / "vllm.txt"
+    tag_view.write_text(
+        "vllm-project/vllm · tag view\n\nFix the eviction order in the LRU\n\n"
+        "Skim. Touches `policies/lru.py` again.\n",
+        "utf-8",
+    )
+    assert build([str(daily)], tmp_path / "old", "--only", "json")[0] == 0
+    assert build([str(daily), str(tag_view)], tmp_path / "new", "--only", "json")[0] == 0
+    assert any(p.startswith("pr/vllm-project/vllm/") for p in _prs(tmp_path / "new"))
+    assert not set(_prs(tmp_path / "new")) >= set(_prs(tmp_path / "old"))  # an id changed
+    code, out, _ = diff(str(tmp_path / "old"), str(tmp_path / "new"))
+    assert code == 0
+    assert out.splitlines()[0] == "kgraph: nothing new"
+    code, out, _ = diff("--format", "json", str(tmp_path / "old"), str(tmp_path / "new"))
+    document = json.loads(out)
+    assert document["newPullRequests"] == document["removedPullRequests"] == []

@@ -4,7 +4,10 @@ Both builds are read from their `graph.json` (node-link JSON), so the diff needs
 but two output folders and knows no node kind beyond the few it reports: new PRs, new
 shared-code links (`sharesCodeWith`, a pair counted once, with the code the two PRs share)
 and new pattern applications (`appliesPattern` edges to any node, labelled by that node).
-Ids are derived from content, so the same PR, file or pattern has the same id in both.
+Ids are derived from content, so the same PR, file or pattern has the same id in both,
+with one exception: a PR's id changes when a new digest gives its repository or number.
+Such a PR is matched by the entries that describe it (an entry's id is its digest's name,
+hash and line), and is neither new nor removed; its links and patterns are not new.
 
 kgraph writes one record a line; such files are read line by line, keeping only the
 records the diff needs, so diffing two 100k-entry builds does not load gigabytes of JSON.
@@ -24,6 +27,7 @@ from kgraph.terminal import printable
 
 SHARED = "sharesCodeWith"
 APPLIES = "appliesPattern"
+DESCRIBED = "describedBy"
 TOUCHES = ("touchesFile", "mentionsSymbol")
 
 
@@ -36,6 +40,7 @@ class _Graph:
     nodes: dict[str, tuple[str, str]] = field(default_factory=dict)  # id -> (kind, label)
     shared: set[tuple[str, str]] = field(default_factory=set)  # pairs, smaller id first
     applies: set[tuple[str, str]] = field(default_factory=set)  # (PR, pattern)
+    entries: dict[str, str] = field(default_factory=dict)  # entry -> the PR it describes
     kinds: Counter[str] = field(default_factory=Counter)
 
 
@@ -98,20 +103,28 @@ class GraphDiff:
 def diff_outputs(old_dir: Path, new_dir: Path) -> GraphDiff:
     old_path, new_path = old_dir / "graph.json", new_dir / "graph.json"
     old, new = _read(old_path), _read(new_path)
+    renamed = _renamed(old, new)
+    kept = set(renamed.values())
     new_prs = sorted(
         (i, label)
         for i, (kind, label) in new.nodes.items()
-        if kind == "PullRequest" and i not in old.nodes
+        if kind == "PullRequest" and i not in old.nodes and i not in kept
     )
     removed = sorted(
         (i, label)
         for i, (kind, label) in old.nodes.items()
-        if kind == "PullRequest" and i not in new.nodes
+        if kind == "PullRequest" and i not in new.nodes and i not in renamed
     )
-    pairs = sorted(new.shared - old.shared)
+
+    def now(pr: str) -> str:
+        return renamed.get(pr, pr)
+
+    old_shared = {(min(now(a), now(b)), max(now(a), now(b))) for a, b in old.shared}
+    pairs = sorted(new.shared - old_shared)
     via = _shared_code(new_path, pairs) if pairs else {}
     links = [(a, b, sorted(_label(new, e) for e in via.get((a, b), ()))) for a, b in pairs]
-    patterns = sorted((pr, _label(new, pattern)) for pr, pattern in new.applies - old.applies)
+    old_applies = {(now(pr), pattern) for pr, pattern in old.applies}
+    patterns = sorted((pr, _label(new, pattern)) for pr, pattern in new.applies - old_applies)
     grown = {k: n - old.kinds[k] for k, n in new.kinds.items() if n > old.kinds[k]}
     labels = {i: label for i, (_, label) in new.nodes.items()}
     labels.update({i: label for i, (_, label) in old.nodes.items() if i not in labels})
@@ -120,6 +133,16 @@ def diff_outputs(old_dir: Path, new_dir: Path) -> GraphDiff:
 
 _KIND = re.compile(r'"kind": "([^"\\]*)"')
 _BULK = ("Mention", "Entry")  # never reported: counted, not parsed
+
+
+def _renamed(old: _Graph, new: _Graph) -> dict[str, str]:
+    """Old PR id -> new PR id, for each PR of the old build that is gone under its id and
+    whose entries all describe one PR of the new build."""
+    gone: dict[str, set[str]] = {}
+    for entry, pr in old.entries.items():
+        if pr not in new.nodes:
+            gone.setdefault(pr, set()).add(new.entries.get(entry, ""))
+    return {pr: found.pop() for pr, found in gone.items() if len(found) == 1 and "" not in found}
 
 
 def _label(graph: _Graph, node_id: str) -> str:
@@ -173,7 +196,7 @@ def _records(path: Path, edges: tuple[str, ...]) -> Iterator[tuple[str, str, dic
 
 def _read(path: Path) -> _Graph:
     graph = _Graph()
-    for section, kind, record in _records(path, (SHARED, APPLIES)):
+    for section, kind, record in _records(path, (SHARED, APPLIES, DESCRIBED)):
         if section == "node":
             graph.kinds[kind] += 1
             if record is not None:
@@ -186,6 +209,8 @@ def _read(path: Path) -> _Graph:
             graph.shared.add((min(source, target), max(source, target)))
         elif relation == APPLIES:
             graph.applies.add((source, target))
+        elif relation == DESCRIBED:
+            graph.entries[target] = source
     return graph
 
 
