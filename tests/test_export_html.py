@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import EXAMPLES, SEEDS, build
+from kgraph.atomic import read_sealed, write_sealed
 from kgraph.cli import cli
 from kgraph.export import json_graph, layout, subgraph
 from kgraph.export.html import DEFAULT_MAX_NODES, RELATIONS
@@ -119,24 +120,30 @@ def test_export_html_remembered_layout_is_reused_only_for_the_same_inputs(
         assert again.layout(*other) == real(*other)
     assert len(computed) == 4
     again.save()  # keeps the layouts of this build only
-    assert len(json.loads(path.read_text())) == 5
+    assert len(json.loads(read_sealed(path) or b"")) == 5
 
 
 def test_export_html_damaged_remembered_layouts_are_computed_again(tmp_path) -> None:
     nodes, edges = ["a", "b"], [("a", "b")]
     path = tmp_path / "layouts.json"
     for damage in (b"{", b"[1, 2]", b'{"k": {"a": [1]}}', b'{"k": 3}', b"\xff"):
-        path.write_bytes(damage)
-        assert layout.Remembered.load(path).layout(nodes, edges, None, ()) == layout.layout(
-            nodes, edges
-        )
+        for write in (path.write_bytes, lambda data: write_sealed(path, data)):
+            write(damage)
+            assert layout.Remembered.load(path).layout(nodes, edges, None, ()) == layout.layout(
+                nodes, edges
+            )
     remembered = layout.Remembered(path)
     remembered.layout(nodes, edges, None, ())
     remembered.save()
-    kept = json.loads(path.read_text())
+    seal, text = path.read_bytes().split(b"\n", 1)
+    kept = json.loads(text)
+    for positions in kept.values():
+        positions["a"][0] += 1  # a coordinate edited: the file is no longer what was written
+    path.write_bytes(seal + b"\n" + json.dumps(kept).encode())
+    assert layout.Remembered.load(path).old == {}
     for positions in kept.values():
         del positions["b"]  # a layout without one of its nodes is no layout of them
-    path.write_text(json.dumps(kept))
+    write_sealed(path, json.dumps(kept).encode())
     assert layout.Remembered.load(path).layout(nodes, edges, None, ()) == layout.layout(
         nodes, edges
     )
@@ -149,16 +156,16 @@ def test_export_html_page_of_a_rebuild_is_the_clean_page(tmp_path, monkeypatch) 
     out = tmp_path / "out"
     assert build([str(EXAMPLES)], out)[0] in (0, 1)
     remembered = out / ".kgraph" / "output" / "layouts.json"
-    examples = json.loads(remembered.read_text())
+    examples = json.loads(read_sealed(remembered) or b"")
     assert len(examples) == 2
     assert build([str(SEEDS)], out)[0] == 0
     assert build([str(SEEDS)], tmp_path / "clean", "--no-cache")[0] == 0
     assert (out / "graph.html").read_bytes() == (tmp_path / "clean" / "graph.html").read_bytes()
-    seeds = json.loads(remembered.read_text())
+    seeds = json.loads(read_sealed(remembered) or b"")
     assert len(seeds) == 2 and not seeds.keys() & examples.keys()
     monkeypatch.setattr(layout, "layout", lambda *a: pytest.fail("not remembered"))
     assert build([str(SEEDS)], out)[0] == 0
-    assert json.loads(remembered.read_text()) == seeds
+    assert json.loads(read_sealed(remembered) or b"") == seeds
     assert (out / "graph.html").read_bytes() == (tmp_path / "clean" / "graph.html").read_bytes()
     assert not (tmp_path / "clean" / ".kgraph").exists()
 

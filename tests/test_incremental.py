@@ -17,6 +17,7 @@ from conftest import ONLY_DATA as ONLY
 from conftest import SEED_DIGEST, SEEDS
 from conftest import build as _build
 from kgraph import atomic, cache
+from kgraph.atomic import write_sealed
 
 
 @pytest.fixture
@@ -161,12 +162,12 @@ def test_incremental_damaged_cache_file_is_extracted_again(corpus, tmp_path) -> 
     assert build([str(inputs)], out)[0] == 0
     damaged = _cached_files(out)[0]
     damaged.write_bytes(damaged.read_bytes()[:100])
-    _cached_files(out)[1].write_text('{"digest": null}', "utf-8")  # valid JSON, wrong shape
-    edited = _cached_files(out)[2]  # valid, well-shaped, but a span no longer reads right
-    document = json.loads(edited.read_text("utf-8"))
-    entry = next(i for i, found in enumerate(document["mentions"]) if found)
-    document["mentions"][entry][0][3] += 1
-    edited.write_text(json.dumps(document, ensure_ascii=False), "utf-8")
+    write_sealed(_cached_files(out)[1], b'{"digest": null}')  # whole, but of the wrong shape
+    edited = _cached_files(out)[2]  # still JSON of the right shape, but a title made null
+    seal, document = edited.read_text("utf-8").split("\n", 1)
+    document = json.loads(document)
+    document["entries"][0][2] = None
+    edited.write_text(seal + "\n" + json.dumps(document, ensure_ascii=False), "utf-8")
     (out / ".kgraph" / "manifest.json").write_bytes(b"\0garbage")
     code, stdout, _ = build([str(inputs)], out)
     assert code == 0 and _counts(stdout)[0] == 3

@@ -4,7 +4,8 @@ Reading and extracting is most of a build's work, and a daily pipeline adds a fe
 to thousands. `OUT/.kgraph/extract/` holds one JSON file per digest, named by a hash of
 everything its extraction depends on: the file's bytes and name, `--format`, the pattern
 catalog and topic table, and kgraph's own code. A changed digest or a new kgraph version
-gets a new name, so a stale result is never read; `prune` removes the files of digests
+gets a new name, so a stale result is never read, and each file carries a hash of its
+contents, so a damaged one is never trusted; `prune` removes the files of digests
 that are gone, and `manifest.json` lists the inputs of the last build with their hashes.
 
 JSON, not pickle: the output folder may be shared, and loading it must not run code. A
@@ -16,12 +17,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 import kgraph
-from kgraph.atomic import write_atomic
+from kgraph.atomic import read_sealed, write_atomic, write_sealed
 from kgraph.model import Digest, Entry, Field, Kind, Mention, Problem, ReadResult, Severity
 
 FOLDER = Path(".kgraph") / "extract"
@@ -88,18 +90,17 @@ class ExtractionCache:
         self.folder = out_dir / FOLDER
 
     def load(self, key: str) -> ExtractedDigest | None:
+        if (data := read_sealed(self.folder / f"{key}.json")) is None:
+            return None  # absent, or changed since it was written: extract again
         try:
-            data = (self.folder / f"{key}.json").read_bytes()
             return _decode(json.loads(data.decode("utf-8", "surrogatepass")))
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            return None  # absent, or damaged: extract again
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None  # written by a kgraph that wrote it otherwise
 
     def store(self, key: str, value: ExtractedDigest) -> None:
-        try:
-            data = _encode(value).encode("utf-8", "surrogatepass")
-            write_atomic(self.folder / f"{key}.json", data, durable=False)  # a miss if lost
-        except OSError:
-            pass  # a cache that cannot be written only costs the next build time
+        data = _encode(value).encode("utf-8", "surrogatepass")
+        with suppress(OSError):  # a cache that cannot be written only costs the next build time
+            write_sealed(self.folder / f"{key}.json", data)
 
     def finish(self, inputs: list[tuple[str, str, str]]) -> int:
         """Write the manifest of (source, sha256, key) and drop results no input uses;

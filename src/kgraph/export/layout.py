@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kgraph.atomic import write_atomic
+from kgraph.atomic import read_sealed, write_sealed
 
 SPACING = 140.0  # ideal edge length in the page's pixels at zoom 1 (a label is ~120px wide)
 RING = 100.0  # vertical radius of the first ring of leaves around their node
@@ -99,7 +99,8 @@ class Remembered:
     def load(cls, path: Path | None) -> Remembered:
         remembered = cls(path)
         try:
-            found = json.loads(path.read_bytes()) if path is not None else {}
+            data = read_sealed(path) if path is not None else None
+            found = json.loads(data) if data is not None else {}
             remembered.old = {
                 key: {node: (int(x), int(y)) for node, (x, y) in positions.items()}
                 for key, positions in found.items()
@@ -126,7 +127,7 @@ class Remembered:
     def save(self) -> None:
         if self.path is not None:
             data = json.dumps(self.kept, sort_keys=True, separators=(",", ":")).encode()
-            write_atomic(self.path, data, durable=False)
+            write_sealed(self.path, data)
 
 
 # What else the positions depend on: this module's code, numpy's arithmetic and Python's.
