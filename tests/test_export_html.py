@@ -255,6 +255,20 @@ def test_export_html_unknown_focus_is_a_usage_error_with_suggestions(examples_ou
     assert "_sliding_window_lookup" in result.stderr
 
 
+@pytest.mark.parametrize("name", ["graph.json", "graph.ttl", ".kgraph/manifest.json"])
+def test_export_html_command_never_writes_over_the_builds_own_files(
+    examples_out, tmp_path, name
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(examples_out, out)
+    before = (out / name).read_bytes()
+    result = CliRunner().invoke(cli, ["html", str(out), "-o", str(out / name)])
+    assert result.exit_code == 2 and "is a file kgraph build wrote in" in result.stderr
+    assert (out / name).read_bytes() == before
+    again = CliRunner().invoke(cli, ["html", str(out), "-o", str(out / "graph.html")])
+    assert again.exit_code == 0  # the page is the command's to write
+
+
 def test_export_html_command_needs_a_built_graph(tmp_path) -> None:
     result = CliRunner().invoke(cli, ["html", str(tmp_path)])
     assert result.exit_code == 2

@@ -245,10 +245,11 @@ def diff(old_dir: Path, new_dir: Path, output_format: str) -> None:
         click.echo(line)
 
 
-def _inside_outputs(path: Path, out_dir: Path) -> bool:
-    """Would writing `path` replace an export, or anything in the build's own folder?"""
+def _inside_outputs(path: Path, out_dir: Path, page: bool = False) -> bool:
+    """Would writing `path` replace an export (the page too, unless `page`), or anything in
+    the build's own folder?"""
     path, out_dir = path.resolve(), out_dir.resolve()
-    names = {e.filename for e in EXPORTERS}
+    names = {e.filename for e in EXPORTERS if not (page and e.name == "html")}
     return (path.parent == out_dir and path.name in names) or (out_dir / ".kgraph") in path.parents
 
 
@@ -326,6 +327,10 @@ def html(
     if out_file is None:
         name = "focus-" + _slug("-".join(focus)) + ".html" if focus else "graph.html"
         out_file = graph_dir / name
+    elif _inside_outputs(out_file, graph_dir, page=True):
+        raise click.BadParameter(
+            f"{out_file} is a file kgraph build wrote in {graph_dir}", param_hint="--output"
+        )
     title = "kgraph: " + ", ".join(focus) if focus else "kgraph"
     options = HtmlOptions(title=title, max_nodes=max_nodes, focus=focus, depth=depth)
     try:
