@@ -456,6 +456,8 @@ def test_source_plain_folder_reads_the_files_on_disk_without_links(checkout, tmp
     _write(
         folder, {".venv/pyvenv.cfg": "home = /usr\n", ".venv/lib/site.py": "def x():\n    pass\n"}
     )
+    # A link is not a second definition of what it points at: git keeps only the link.
+    (folder / "alias.py").symlink_to(folder / "pkg" / "util" / "cache.py")
     out = tmp_path / "out"
     code, stdout, stderr = build([str(checkout["digests"])], out, "--source", f"{REPO}={folder}")
     assert code == 0, stderr
@@ -468,6 +470,7 @@ def test_source_plain_folder_reads_the_files_on_disk_without_links(checkout, tmp
     (cache,) = (out / ".kgraph").glob("source-acme-widget-folder-*.json")
     listed = json.loads(cache.read_text("utf-8"))["files"]
     assert "pkg/util/cache.py" in listed and ".venv/lib/site.py" not in listed
+    assert "alias.py" not in listed
 
 
 def test_source_index_is_cached_by_commit_and_not_rebuilt(checkout, pinned, tmp_path) -> None:

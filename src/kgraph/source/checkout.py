@@ -158,7 +158,8 @@ def _folder_stats(root: Path) -> Iterator[tuple[str, int, int]]:
     """(relative path, size, mtime) of every regular file under `root`.
 
     Skips what git would not track either: `.git`, caches, `node_modules` and virtual
-    environments (a folder with a `pyvenv.cfg`), whose code is not the repository's.
+    environments (a folder with a `pyvenv.cfg`), whose code is not the repository's; and
+    links, which git keeps as links: followed, a linked file would define its names twice.
     """
     root_text = str(root)
     for folder, dirs, files in os.walk(root_text):
@@ -170,7 +171,7 @@ def _folder_stats(root: Path) -> Iterator[tuple[str, int, int]]:
         for name in files:
             full = os.path.join(folder, name)
             try:
-                info = os.stat(full)
+                info = os.lstat(full)
             except OSError:
                 continue
             if not stat.S_ISREG(info.st_mode):
