@@ -419,6 +419,28 @@ def test_html_browser_hostile_title_renders_literally_and_runs_nothing(open_page
     assert opened.errors == []
 
 
+def test_html_browser_labels_are_cut_between_characters_not_inside_one(open_page, tmp_path) -> None:
+    """A long title is cut to a label; an emoji (two UTF-16 units) is kept whole or left out."""
+    digest = tmp_path / "emoji.jsonl"
+    titles = ["a" * n + "😀" * 30 for n in range(20, 28)]
+    digest.write_text(
+        "".join(json.dumps({"title": t, "summary": "s", "repo": "o/r"}) + "\n" for t in titles),
+        "utf-8",
+    )
+    assert build([str(digest)], tmp_path / "out")[0] == 0
+    opened = open_page(tmp_path / "out" / "graph.html")
+    labels = opened.js(
+        "() => kgraph.nodes.get().map((n) => n.label).concat("
+        "[...document.querySelectorAll('option')].map((o) => o.textContent))"
+    )
+    cut = [label for label in labels if label and label.endswith("…") and label.startswith("a")]
+    assert len(cut) >= len(titles)
+    for label in cut:
+        label.encode("utf-8")  # a lone surrogate cannot be encoded
+        assert label.rstrip("…").strip("a") == "😀" * label.count("😀")
+    assert opened.errors == []
+
+
 # --- design knowledge and source links (hand-built: their extractors live elsewhere) -----------
 
 

@@ -29,11 +29,14 @@
   const ambiguous = (i) => labelCount.get(N[i].l) > 1 && N[i].r; // name the repository then
   const byName = (a, b) => N[a].l.localeCompare(N[b].l, "en", { numeric: true });
   function short(text, width) {
-    // Cut to about `width` Latin characters; CJK characters count twice.
+    // Cut to about `width` Latin characters; CJK characters and emoji count twice. By code
+    // point: an emoji is two UTF-16 units, and cutting between them shows a broken glyph.
     let used = 0;
-    for (let k = 0; k < text.length; k++) {
-      used += text.charCodeAt(k) >= 0x2e80 ? 2 : 1;
-      if (used > width) return text.slice(0, k) + "…";
+    let at = 0;
+    for (const char of text) {
+      used += char.codePointAt(0) >= 0x2e80 ? 2 : 1;
+      if (used > width) return text.slice(0, at) + "…";
+      at += char.length;
     }
     return text;
   }
