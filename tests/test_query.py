@@ -155,6 +155,21 @@ def test_query_syntax_error_points_to_line_and_column(
     assert caret == "  " + " " * (column - 1) + "^"
 
 
+def test_query_syntax_error_caret_is_under_the_column_after_wide_characters_and_tabs(
+    fixture_out, tmp_path
+) -> None:
+    bad = tmp_path / "wide.rq"
+    bad.write_text('SELECT ?x WHERE {\n\t?x ?p "中文中文" ; ) }\n', "utf-8")
+    code, _, err = kgraph(fixture_out, bad)
+    first, source_line, caret = err.splitlines()[:3]
+    column = int(first.split(":")[3])
+    before = source_line[2 : 2 + column - 1]
+    assert code == 2 and before.startswith('\t?x ?p "中文中文"')
+    # On a terminal the caret sits under that column: the tab is kept, and each of the four
+    # CJK characters before it takes two columns.
+    assert caret == "  \t" + " " * (len(before) - 1 + 4) + "^"
+
+
 def test_query_semantic_error_is_reported_in_words(fixture_out, tmp_path) -> None:
     bad = tmp_path / "group.rq"
     bad.write_text("SELECT (COUNT(?x) AS ?n) ?y WHERE { ?x ?p ?y }\n")

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgraph.results import Answer, from_pyoxigraph
+from kgraph.results import Answer, char_width, from_pyoxigraph
 from kgraph.store import open_graph
 from kgraph.vocab import NAMESPACES
 
@@ -288,7 +288,8 @@ def syntax_message(message: str, text: str, source: str) -> str:
         undeclared = names[-1] if names else ""
         detail = f"undeclared prefix '{undeclared}:' (add PREFIX {undeclared}: <…>)"
     column = min(max(column, 1), len(code) + 1)
-    caret = " " * (column - 1) + "^"
+    # Under the column on a terminal: a tab stays a tab, a CJK character is two blanks.
+    caret = "".join(c if c == "\t" else " " * char_width(c) for c in code[: column - 1]) + "^"
     return f"{source}:{line}:{column}: syntax error: {detail}\n  {code}\n  {caret}"
 
 

@@ -188,14 +188,15 @@ def _shorten(iri: str) -> str:
     return iri
 
 
-def _char_width(char: str) -> int:
+def char_width(char: str) -> int:
+    """Columns a character takes on a terminal: two for CJK, none for a combining mark."""
     if unicodedata.combining(char):
         return 0
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 def _width(text: str) -> int:
-    return sum(_char_width(c) for c in text)
+    return sum(char_width(c) for c in text)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -203,7 +204,7 @@ def _cut(text: str, limit: int) -> str:
         return text
     out, used = [], 0
     for char in text:
-        width = _char_width(char)
+        width = char_width(char)
         if used + width > limit - 1:
             break
         out.append(char)
