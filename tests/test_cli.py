@@ -72,3 +72,30 @@ def test_cli_skipped_entry_exits_1_and_warning_exits_0_unless_strict(tmp_path) -
 )
 def test_cli_usage_errors_exit_2(args) -> None:
     assert CliRunner().invoke(cli, args).exit_code == 2
+
+
+def test_cli_only_says_which_files_it_left_from_another_graph_and_readers_skip_them(
+    tmp_path,
+) -> None:
+    """`--only json` after a full build leaves the RDF files and the page of the earlier
+    graph: the build warns of each, and `query` will not answer from them; a build of the
+    earlier graph again makes them current. `--no-cache` keeps no record."""
+    out = tmp_path / "out"
+    assert build([str(EXAMPLES)], out)[0] == 0
+    code, _, stderr = build([str(SEEDS)], out, "--only", "json")
+    assert code == 0
+    left = ["graph.html", "graph.jsonld", "graph.nt", "graph.ttl"]
+    assert [line.split(":")[0] for line in stderr.splitlines()[:-1]] == [
+        str(out / name) for name in left
+    ]
+    assert "left from an earlier build" in stderr
+    query = CliRunner().invoke(cli, ["query", str(out), "--name", "hotspots"])
+    assert query.exit_code == 2 and ".nt: left from an earlier build" in query.stderr
+    diff = CliRunner().invoke(cli, ["diff", str(out), str(out)])
+    assert diff.exit_code == 0  # graph.json is the last build's
+    code, _, stderr = build([str(EXAMPLES)], out, "--only", "turtle")
+    assert code == 0 and stderr.splitlines()[0].startswith(f"{out / 'graph.json'}:0: warning")
+    assert len(stderr.splitlines()) == 2  # graph.json alone, and the count
+    assert CliRunner().invoke(cli, ["query", str(out), "--name", "hotspots"]).exit_code == 0
+    assert build([str(EXAMPLES)], out, "--no-cache")[0] == 0
+    assert not (out / ".kgraph" / "outputs.json").exists()

@@ -16,7 +16,7 @@ from conftest import DATA_OUTPUTS as OUTPUTS
 from conftest import ONLY_DATA as ONLY
 from conftest import SEED_DIGEST, SEEDS
 from conftest import build as _build
-from kgraph import atomic, cache
+from kgraph import atomic, cache, outputs
 from kgraph.atomic import write_sealed
 
 
@@ -287,7 +287,8 @@ def test_only_the_outputs_and_the_manifest_are_flushed_to_disk(
     corpus, tmp_path, monkeypatch
 ) -> None:
     """The extraction cache and the output index are caches: a file a crash damages is a
-    miss, so they skip fsync (0.3 ms a file, 6,000 files at 100k entries); the outputs do not."""
+    miss, so they skip fsync (0.3 ms a file, 6,000 files at 100k entries); the outputs and
+    the record of which graph each describes do not."""
     flushed: list[str] = []
     real_fsync = atomic.os.fsync
 
@@ -299,5 +300,5 @@ def test_only_the_outputs_and_the_manifest_are_flushed_to_disk(
     code, _, stderr = build([str(corpus)], tmp_path / "out")
     assert code == 0, stderr
     written = sorted(re.sub(r"^\.(.+?)\.\w+\.tmp$", r"\1", name) for name in flushed)
-    assert written == sorted([*OUTPUTS, cache.MANIFEST]), flushed
+    assert written == sorted([*OUTPUTS, cache.MANIFEST, outputs.RECORD.name]), flushed
     assert len(list((tmp_path / "out" / cache.FOLDER).iterdir())) > 10  # written, not flushed

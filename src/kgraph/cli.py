@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 
-from kgraph import __version__, evaluate, remote, results
+from kgraph import __version__, evaluate, outputs, remote, results
 from kgraph import push as pushing
 from kgraph import query as queries
 from kgraph.atomic import write_atomic
@@ -324,6 +324,8 @@ def html(
     source = graph_dir / "graph.json"
     if not source.is_file():
         raise click.UsageError(f"{source}: no graph.json here; run `kgraph build` first")
+    if outputs.stale(graph_dir, source.name):
+        raise click.UsageError(f"{source}: {outputs.STALE}")
     if out_file is None:
         name = "focus-" + _slug("-".join(focus)) + ".html" if focus else "graph.html"
         out_file = graph_dir / name

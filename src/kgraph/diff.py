@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgraph import outputs
 from kgraph.terminal import printable
 
 SHARED = "sharesCodeWith"
@@ -102,6 +103,9 @@ class GraphDiff:
 
 def diff_outputs(old_dir: Path, new_dir: Path) -> GraphDiff:
     old_path, new_path = old_dir / "graph.json", new_dir / "graph.json"
+    for folder, path in ((old_dir, old_path), (new_dir, new_path)):
+        if outputs.stale(folder, path.name):
+            raise DiffError(f"{path}:0: error: {outputs.STALE}")
     old, new = _read(old_path), _read(new_path)
     renamed = _renamed(old, new)
     kept = set(renamed.values())

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from kgraph import outputs
 from kgraph.extract.prose import overlap
 from kgraph.link import normalize_title
 from kgraph.vocab import NAMESPACES
@@ -111,13 +112,13 @@ class GraphView:
 def read_graph(path: Path) -> GraphView:
     """A built graph from `graph.json`, or from Turtle when that is what `path` names."""
     if path.is_dir():
-        json_path, turtle_path = path / "graph.json", path / "graph.ttl"
-        if json_path.exists():
-            path = json_path
-        elif turtle_path.exists():
-            path = turtle_path
-        else:
+        found = [path / name for name in ("graph.json", "graph.ttl") if (path / name).exists()]
+        if not found:
             raise EvalError(f"{path}:0: error: no graph.json or graph.ttl in this folder")
+        current = [p for p in found if not outputs.stale(path, p.name)]
+        if not current:
+            raise EvalError(f"{found[0]}:0: error: {outputs.STALE}")
+        path = current[0]
     if not path.exists():
         raise EvalError(f"{path}:0: error: no such file")
     if path.suffix == ".json":

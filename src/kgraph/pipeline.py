@@ -220,10 +220,20 @@ def _run(
             dict(options.export_options),
             previous=reuse.load(out_dir, options.base) if options.cache else None,
             keep_index=options.cache,
+            record=options.cache,
             layouts=out_dir / reuse.FOLDER / reuse.LAYOUTS if options.cache else None,
         )
         exported = export_all(export, out_dir, options.exporters, progress, options.jobs)
         outputs, copied = exported.paths, exported.copied
+        problems.extend(
+            Problem(
+                str(out_dir / name),
+                0,
+                "left from an earlier build, whose graph was another: this build wrote only "
+                "the files --only named; rebuild this one too, or remove it",
+            )
+            for name in exported.stale
+        )
     except OSError as err:  # a full disk, a read-only folder, -o naming a file's child
         where = err.filename if isinstance(err.filename, str) else str(out_dir)
         problems.append(

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
+from kgraph import outputs
+
 STORE_DIR = ".kgraph-store"
 STAMP = "kgraph-stamp.json"
 SOURCES: tuple[tuple[str, ox.RdfFormat], ...] = (
@@ -57,12 +59,15 @@ class OpenedGraph:
 
 
 def graph_source(out_dir: Path) -> tuple[Path, ox.RdfFormat]:
-    """The RDF export of a build folder that loads fastest."""
+    """The RDF export of a build folder that loads fastest, of the folder's last build."""
     if not out_dir.is_dir():
         raise GraphNotFound(f"{out_dir}: no such folder (run `kgraph build … -o {out_dir}`)")
-    for name, rdf_format in SOURCES:
-        if (out_dir / name).is_file():
-            return out_dir / name, rdf_format
+    found = [(out_dir / name, f) for name, f in SOURCES if (out_dir / name).is_file()]
+    for path, rdf_format in found:
+        if not outputs.stale(out_dir, path.name):
+            return path, rdf_format
+    if found:
+        raise GraphNotFound(f"{found[0][0]}: {outputs.STALE}")
     names = ", ".join(name for name, _ in SOURCES)
     raise GraphNotFound(f"{out_dir}: no graph to query ({names}); run `kgraph build` first")
 

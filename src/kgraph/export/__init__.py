@@ -9,6 +9,7 @@ intact.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
+from kgraph import outputs
 from kgraph.atomic import Filler, GroupWriter, fill, write_groups_atomic
 from kgraph.export import html, json_graph, layout, rdf, reuse
 from kgraph.graph import Edge, KnowledgeGraph
@@ -31,6 +33,7 @@ class ExportInput:
     options: dict[str, object] = field(default_factory=dict)
     previous: reuse.Previous | None = None  # the last build's outputs, to copy blocks from
     keep_index: bool = False  # fingerprint the subjects, to index the outputs for next time
+    record: bool = False  # note which graph each output describes (`kgraph.outputs`)
     layouts: Path | None = None  # where the page's layouts are kept for the next build
 
     @cached_property
@@ -162,7 +165,26 @@ def export_all(
     return Exported(
         [out_dir / e.filename for e in exporters],
         {name: w for name, w in results if isinstance(w, reuse.Written)},
+        _record(inputs, out_dir, exporters),
     )
+
+
+def _record(inputs: ExportInput, out_dir: Path, exporters: Sequence[Exporter]) -> list[str]:
+    """The output files this build left that describe another graph (`kgraph.outputs`)."""
+    kept = [e.filename for e in EXPORTERS if e not in exporters and (out_dir / e.filename).exists()]
+    if not inputs.record:
+        outputs.forget(out_dir)
+        return []
+    # The page alone indexes nothing, so its subjects are fingerprinted here.
+    fingerprints = inputs.fingerprints or reuse.fingerprints(
+        inputs.graph, inputs.subjects.ids, inputs.out_edges
+    )
+    graph = hashlib.blake2b(inputs.base.encode("utf-8", "surrogatepass"), digest_size=16)
+    ids, step = inputs.subjects.ids, 1 << 16
+    for start in range(0, len(ids), step):
+        graph.update("\n".join(ids[start : start + step]).encode("utf-8", "surrogatepass") + b"\n")
+    graph.update(fingerprints)
+    return outputs.record(out_dir, graph.hexdigest(), [e.filename for e in exporters], kept)
 
 
 def _grouped(exporters: Sequence[Exporter], jobs: int) -> list[list[Exporter]]:
@@ -191,6 +213,7 @@ def _grouped(exporters: Sequence[Exporter], jobs: int) -> list[list[Exporter]]:
 class Exported:
     paths: list[Path]
     files: dict[str, reuse.Written]  # by file name: its size and how much was copied
+    stale: list[str] = field(default_factory=list)  # files left that describe another graph
 
     @property
     def copied(self) -> float:
