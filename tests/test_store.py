@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kgraph import store
 from kgraph.cli import cli
 from kgraph.query import run_local
 from kgraph.results import Solutions
@@ -57,6 +58,27 @@ def test_store_is_rebuilt_when_the_graph_changes(out) -> None:
     count(out)
     with (out / "graph.nt").open("a", encoding="utf-8") as handle:
         handle.write('<http://example.org/new> <http://example.org/p> "added" .\n')
+    assert count(out) == (triples + 1, "built")
+    assert count(out) == (triples + 1, "cached")
+
+
+def test_store_loaded_while_a_build_replaced_the_graph_is_loaded_again(out, monkeypatch) -> None:
+    """A query loads graph.nt while a build renames a new one in place: the store it made
+    holds the old graph, so the next query must not take it for the new one."""
+    triples = lines(out / "graph.nt")
+    new = out / "new.nt"
+    new.write_text(
+        (out / "graph.nt").read_text("utf-8") + '<http://e.org/x> <http://e.org/p> "new" .\n'
+    )
+    real_load = store._load
+
+    def load_then_replace(*args) -> None:
+        real_load(*args)
+        os.replace(new, out / "graph.nt")  # the build's atomic rename, mid-query
+
+    monkeypatch.setattr(store, "_load", load_then_replace)
+    assert count(out) == (triples, "built")  # the graph as it was when the query began
+    monkeypatch.setattr(store, "_load", real_load)
     assert count(out) == (triples + 1, "built")
     assert count(out) == (triples + 1, "cached")
 

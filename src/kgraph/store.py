@@ -86,7 +86,7 @@ def open_graph(out_dir: Path, cache: bool = True) -> OpenedGraph:
         digest = _sha256(source)
         if digest == recorded.sha256 and (store := _open_read_only(store_dir)):
             # Same bytes, new time (a rebuild that changed nothing): keep the store.
-            _write_stamp(store_dir, _stamp(source, digest), replace=True)
+            _write_stamp(store_dir, _stamp(source, stat, digest), replace=True)
             return OpenedGraph(store, source, "cached")
     try:
         _rebuild(store_dir, source, rdf_format)
@@ -130,8 +130,11 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _stamp(source: Path, digest: str) -> Stamp:
-    stat = source.stat()
+def _stamp(source: Path, stat: os.stat_result, digest: str) -> Stamp:
+    """The stamp of a store loaded from `source` as `stat` found it, taken before the
+    file was hashed and loaded: a build that replaces the file meanwhile leaves a stamp
+    that the new file does not match, so the next query loads it (a stat taken after the
+    load stamped the new file's size and time on the old graph, which was then kept)."""
     return Stamp(source.name, stat.st_size, stat.st_mtime_ns, digest, ox.__version__)
 
 
@@ -157,13 +160,14 @@ def _rebuild(store_dir: Path, source: Path, rdf_format: ox.RdfFormat) -> None:
     parent = store_dir.parent
     building = Path(tempfile.mkdtemp(dir=parent, prefix=f"{STORE_DIR}.new-"))
     try:
+        stat = source.stat()
         digest = _sha256(source)
         store = ox.Store(str(building))
         _load(store, source, rdf_format)
         store.flush()
         del store
         gc.collect()  # pyoxigraph closes the database when the object is freed
-        _write_stamp(building, _stamp(source, digest))
+        _write_stamp(building, _stamp(source, stat, digest))
         old = Path(tempfile.mkdtemp(dir=parent, prefix=f"{STORE_DIR}.old-"))
         try:
             if store_dir.exists():
