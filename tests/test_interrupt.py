@@ -8,6 +8,7 @@ SIGKILL (which nothing can catch): each output is the previous or the new file, 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import signal
@@ -267,3 +268,28 @@ def test_interrupt_while_processes_read_stops_them_with_the_build(
     assert stderr == "kgraph: interrupted by SIGINT; no output file was left half-written\n"
     assert waited < PROMPT
     assert not [pid for pid in readers if os.path.exists(f"/proc/{pid}")]
+
+
+def test_a_second_build_into_a_folder_waits_for_the_first(tmp_path) -> None:
+    """Two CI jobs building into one folder: the second says it waits, and writes only
+    once the first is done (here the test holds the folder's lock, as a build does)."""
+    out = tmp_path / "out"
+    assert build([str(EXAMPLES)], out)[0] == 0
+    held = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    before = (out / "graph.json").stat().st_mtime_ns
+    second = subprocess.Popen(
+        [str(KGRAPH), "build", str(EXAMPLES), "-o", str(out), "-q"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(3)
+        assert second.poll() is None  # still waiting
+        assert (out / "graph.json").stat().st_mtime_ns == before
+    finally:
+        os.close(held)  # the first build ends
+    _, stderr = second.communicate(timeout=60)
+    assert second.returncode == 0
+    assert stderr == f"kgraph: waiting for another build into {out} to end\n"
+    assert (out / "graph.json").stat().st_mtime_ns != before

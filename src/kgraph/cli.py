@@ -192,7 +192,15 @@ def build(
     # A progress line only for a person watching: never in a pipeline's log.
     progress = Progress(sys.stderr if not quiet and sys.stderr.isatty() else None)
     try:
-        result = run(list(inputs), out_dir, options, progress)
+        result = run(
+            list(inputs),
+            out_dir,
+            options,
+            progress,
+            lambda: click.echo(
+                f"kgraph: waiting for another build into {out_dir} to end", err=True
+            ),
+        )
     except SourceError as error:
         raise click.BadParameter(str(error), param_hint="--source") from error
     except KeyboardInterrupt:  # SIGINT without the console script's handler (kgraph.__main__)

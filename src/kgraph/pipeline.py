@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kgraph.atomic import folder_locked
 from kgraph.cache import ExtractionCache
 from kgraph.corpus import DigestReader, read_corpus
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
@@ -172,15 +173,17 @@ def run(
     out_dir: Path,
     options: BuildOptions | None = None,
     progress: Progress | None = None,
+    waiting: Callable[[], object] = lambda: None,
 ) -> BuildResult:
     """Build and write the graph; source indexes and per-digest extractions are cached in
-    `out_dir/.kgraph/`.
+    `out_dir/.kgraph/`. A build into a folder another build is writing waits for it,
+    after calling `waiting`.
 
     Raises `kgraph.source.SourceError` when a `--source` cannot be read.
     """
     options = options or BuildOptions()
     progress = progress or Progress()
-    with _without_cycle_collection():
+    with folder_locked(out_dir, waiting), _without_cycle_collection():
         return _run(inputs, out_dir, options, progress)
 
 
