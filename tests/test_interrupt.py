@@ -9,6 +9,7 @@ SIGKILL (which nothing can catch): each output is the previous or the new file, 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
 import signal
@@ -293,3 +294,28 @@ def test_a_second_build_into_a_folder_waits_for_the_first(tmp_path) -> None:
     assert second.returncode == 0
     assert stderr == f"kgraph: waiting for another build into {out} to end\n"
     assert (out / "graph.json").stat().st_mtime_ns != before
+
+
+def test_a_reader_that_goes_away_costs_the_printed_lines_not_the_build(tmp_path) -> None:
+    """`kgraph build … | true`, `>&-` and `> /dev/full`: the report is written and the
+    exit code is the build's; an answer that cannot be written is one line and exit 1."""
+    out, report = tmp_path / "out", tmp_path / "report.json"
+    command = f"{KGRAPH} build {EXAMPLES} -o {out} --report {report}"
+    for redirect in ("| true", ">&-", "> /dev/full"):
+        report.unlink(missing_ok=True)
+        run = subprocess.run(
+            ["bash", "-c", f"set -o pipefail; {command} {redirect}"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert run.returncode == 0 and "Traceback" not in run.stderr, (redirect, run.stderr)
+        assert json.loads(report.read_text("utf-8"))["exitCode"] == 0
+    run = subprocess.run(
+        ["bash", "-c", f"{KGRAPH} query {out} --name hotspots > /dev/full"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1
+    assert run.stderr == "kgraph: cannot write the output: No space left on device\n"

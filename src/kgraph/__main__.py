@@ -24,12 +24,20 @@ def main() -> None:
     except Interrupted as stop:
         sys.stderr.write(stop.message() + "\n")
         sys.exit(stop.exit_code)
+    except OSError as error:
+        # Every command reports the files it cannot read or write; what is left is its own
+        # output: an answer written to a full disk (`> /dev/full`) or a closed stream.
+        with suppress(OSError, ValueError, AttributeError):
+            sys.stderr.write(f"kgraph: cannot write the output: {error.strerror or error}\n")
+        sys.exit(1)
     except BuildFinished as done:
         # Every output is written, renamed and reported. Freeing a large graph object by
         # object would only delay the exit (10 s at 100k entries), so the process ends here.
         _ignore_signals()
         for stream in (sys.stdout, sys.stderr):
-            with suppress(OSError, ValueError):  # a reader that went away: the code counts
+            # A reader that went away, or a stream closed from the start (`>&-`, None):
+            # the exit code counts.
+            with suppress(OSError, ValueError, AttributeError):
                 stream.flush()
         os._exit(done.code)
     finally:

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 import click
@@ -207,20 +208,30 @@ def build(
         stop = Interrupted(signal.SIGINT)
         click.echo(stop.message(), err=True)
         sys.exit(stop.exit_code)
-    for problem in result.problems:
-        click.echo(str(problem), err=True)
-    if not quiet:
-        click.echo(result.summary())
-    if result.problems:
-        click.echo(summary_line(result), err=True)
     code = exit_code(result, strict)
-    if report_path is not None:
+    unwritten = None
+    if report_path is not None:  # first: a reader of stdout that went away must not lose it
         try:
             write_atomic(report_path, render_report(result, strict))
         except OSError as err:
-            click.echo(f"{report_path}:0: error: cannot write the report: {err.strerror}", err=True)
+            unwritten = f"{report_path}:0: error: cannot write the report: {err.strerror}"
             code = EXIT_UNTRUSTED
+    for problem in result.problems:
+        _say(str(problem), err=True)
+    if not quiet:
+        _say(result.summary())
+    if result.problems:
+        _say(summary_line(result), err=True)
+    if unwritten:
+        _say(unwritten, err=True)
     raise BuildFinished(code)
+
+
+def _say(text: str, err: bool = False) -> None:
+    """A line of a build's account: a closed pipe, a closed stream or a full disk loses
+    the line, never the build, its report or its exit code."""
+    with suppress(OSError, ValueError):
+        click.echo(text, err=err)
 
 
 @cli.command()
