@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import EXAMPLES, SEEDS, build
+from kgraph import outputs
 from kgraph.cli import cli
 
 
@@ -99,3 +100,16 @@ def test_cli_only_says_which_files_it_left_from_another_graph_and_readers_skip_t
     assert CliRunner().invoke(cli, ["query", str(out), "--name", "hotspots"]).exit_code == 0
     assert build([str(EXAMPLES)], out, "--no-cache")[0] == 0
     assert not (out / ".kgraph" / "outputs.json").exists()
+
+
+def test_cli_a_record_that_cannot_be_written_does_not_fail_the_build(tmp_path, monkeypatch) -> None:
+    """A read-only OUT/.kgraph: the outputs are written, so the build is not a failure."""
+    def refuse(path, data, durable=True) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    out = tmp_path / "out"
+    assert build([str(EXAMPLES)], out)[0] == 0
+    monkeypatch.setattr(outputs, "write_atomic", refuse)
+    result = CliRunner().invoke(cli, ["build", str(SEEDS), "-o", str(out), "--only", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert not (out / outputs.RECORD).exists()  # none, rather than a wrong one

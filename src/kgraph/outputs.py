@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 
 from kgraph.atomic import write_atomic
@@ -32,12 +33,17 @@ def record(out_dir: Path, graph: str, written: Iterable[str], kept: Iterable[str
     stale = sorted(name for name, described in files.items() if described != graph)
     files.update(dict.fromkeys(written, graph))
     document = {"graph": graph, "files": dict(sorted(files.items()))}
-    write_atomic(out_dir / RECORD, (json.dumps(document, indent=1) + "\n").encode())
+    try:
+        write_atomic(out_dir / RECORD, (json.dumps(document, indent=1) + "\n").encode())
+    except OSError:  # a read-only .kgraph: the outputs are written all the same
+        forget(out_dir)
     return stale
 
 
 def forget(out_dir: Path) -> None:
-    (out_dir / RECORD).unlink(missing_ok=True)
+    """No record: nothing is taken for stale. Best effort, as a cache is."""
+    with suppress(OSError):
+        (out_dir / RECORD).unlink(missing_ok=True)
 
 
 def stale(out_dir: Path, name: str) -> bool:
