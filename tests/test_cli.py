@@ -104,6 +104,7 @@ def test_cli_only_says_which_files_it_left_from_another_graph_and_readers_skip_t
 
 def test_cli_a_record_that_cannot_be_written_does_not_fail_the_build(tmp_path, monkeypatch) -> None:
     """A read-only OUT/.kgraph: the outputs are written, so the build is not a failure."""
+
     def refuse(path, data, durable=True) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
