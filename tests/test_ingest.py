@@ -276,6 +276,19 @@ def test_ingest_devices_and_sockets_are_refused_unopened_and_pipes_kept(tmp_path
     ]
 
 
+def test_ingest_recursive_glob_does_not_follow_links_to_folders(tmp_path) -> None:
+    """`**` with a link to a parent and a link to itself: glob followed them for minutes."""
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    digest = tmp_path / "in" / "sub" / "a.txt"
+    digest.write_text("2026-01-01\nT\nS.\n", "utf-8")
+    (tmp_path / "in" / "sub" / "up").symlink_to("..")
+    (tmp_path / "in" / "self").symlink_to(".")
+    (tmp_path / "in" / ".hidden.txt").write_text("2026-01-01\nT\nS.\n", "utf-8")
+    paths, problems = expand_inputs([f"{tmp_path}/in/**/*.txt"])
+    assert paths == [str(digest)] and problems == []
+    assert expand_inputs([f"{tmp_path}/in/.*.txt"])[0] == [str(tmp_path / "in" / ".hidden.txt")]
+
+
 @pytest.mark.parametrize(
     "line, expected",
     [

@@ -66,7 +66,7 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
         elif os.path.exists(given):
             problems.append(Problem(given, 0, _NOT_READABLE, Severity.ERROR))
         elif glob.has_magic(given):
-            matches = sorted(glob.glob(given, recursive=True))
+            matches = _matching(given)
             if not matches:
                 problems.append(Problem(given, 0, "pattern matches no file", Severity.ERROR))
             for path in matches:
@@ -75,6 +75,23 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
         else:
             problems.append(Problem(given, 0, "no such file or folder", Severity.ERROR))
     return paths, problems
+
+
+def _matching(pattern: str) -> list[str]:
+    """What `glob.glob(pattern, recursive=True)` finds, sorted, without entering a linked
+    folder below the pattern's fixed part: glob follows links, and `**` over a link to a
+    parent folder never ended. A name starting with "." matches only a part that does."""
+    parts = Path(pattern).parts
+    fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    base, wild = Path(*parts[:fixed]), parts[fixed:]
+    if wild[-1] == "**":
+        wild = (*wild, "*")  # glob's `folder/**` names the files in it too
+    hidden = any(part.startswith(".") for part in wild)
+    return sorted(
+        str(path)
+        for path in base.glob(str(Path(*wild)))
+        if hidden or not any(part.startswith(".") for part in path.relative_to(base).parts)
+    )
 
 
 def _is_pipe(path: str) -> bool:
