@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 import servers
-from conftest import DATA
+from conftest import DATA, SEEDS, build
 from kgraph import query, remote
 from kgraph.cli import cli
 from kgraph.push import DEFAULT_GRAPH, chunks, partition
@@ -301,3 +301,27 @@ def test_push_missing_graph_folder_is_a_usage_error(tmp_path) -> None:
 def test_push_servers_started_quickly(server) -> None:
     assert server.started_in < (10 if server.name == "oxigraph" else 60)
     assert shutil.which("virtuoso-t") or server.name == "oxigraph"
+
+
+def test_push_per_digest_replace_drops_the_graph_of_a_digest_gone_from_the_build(
+    server, tmp_path
+) -> None:
+    """A day removed from the corpus: pushing the rebuild with --replace drops its graph,
+    over either protocol, and leaves no graph of another base alone untouched."""
+    (tmp_path / "two").mkdir()
+    for name in ("000_0a3d3bb7afca9fae.txt", "001_fa5218c0feccaf24.txt"):
+        shutil.copy(SEEDS / name, tmp_path / "two" / name)
+    assert build([str(tmp_path / "two")], tmp_path / "both", "--only", "ntriples")[0] == 0
+    one = [str(tmp_path / "two" / "000_0a3d3bb7afca9fae.txt")]
+    assert build(one, tmp_path / "one", "--only", "ntriples")[0] == 0
+    main = f"urn:kgraph:test:{server.name}:days"
+    graphs = partition(triples_of(tmp_path / "both" / "graph.nt"), main)
+    (gone,) = set(graphs) - set(partition(triples_of(tmp_path / "one" / "graph.nt"), main))
+    for via in ([], ["--store", server.store]):
+        args = ["--graph", main, "--graph-per-digest", "--replace", *via]
+        assert push(server, tmp_path / "both", *args)[0] == 0
+        assert counted(server, [gone]) > 0
+        code, out, err = push(server, tmp_path / "one", *args)
+        assert code == 0, err
+        assert "dropped 1 graph(s) of digests no longer in the build" in out
+        assert counted(server, [gone]) == 0

@@ -621,6 +621,11 @@ def push_command(
             f" in {report.requests} request(s); the store counts {counted}"
             + (f" ({report.union} distinct)" if report.union is not None else "")
             + f" in {report.seconds:.2f}s"
+            + (
+                f"; dropped {len(report.dropped)} graph(s) of digests no longer in the build"
+                if report.dropped
+                else ""
+            )
         )
     if not report.verified:
         sys.exit(EXIT_UNTRUSTED)

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgraph.remote import RemoteError, Server, count, request
+from kgraph.remote import RemoteError, Server, count, query, request
+from kgraph.results import Solutions
 from kgraph.store import graph_source, unreadable
 from kgraph.vocab import KG, RDF_TYPE
 
@@ -37,6 +38,7 @@ DEFAULT_GRAPH = "https://w3id.org/kgraph/graph"
 DEFAULT_CHUNK = 20_000  # triples per request: a few MB of N-Triples
 PROTOCOLS = ("auto", "graph-store", "update")
 # Answers that mean "no Graph Store protocol here", not "your data is wrong".
+DIGEST = "/digest/"  # in the IRI of a digest, which names its graph
 NOT_GRAPH_STORE = frozenset({400, 404, 405, 406, 415, 501})
 
 
@@ -78,6 +80,7 @@ class PushReport:
     requests: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # digest graphs of digests now gone
 
     @property
     def verified(self) -> bool:
@@ -208,6 +211,11 @@ def push(
             report.requests += 1
         progress(f"sent {len(members)} triples to <{iri}> in {len(bodies)} request(s)")
     report.protocol = protocol
+    if options.per_digest and options.replace:
+        for iri in _gone_digest_graphs(server, target.endpoint, graphs):
+            _drop(server, target, iri, protocol)
+            report.dropped.append(iri)
+            report.requests += 1
     for iri, members in graphs.items():
         counted = count(server, target.endpoint, [iri])
         report.graphs.append(GraphReport(iri, len(members), counted))
@@ -224,6 +232,36 @@ def push(
             )
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _gone_digest_graphs(server: Server, endpoint: str, graphs: Iterable[str]) -> list[str]:
+    """The store's digest graphs under the same base as this build's, of digests the build
+    no longer has: a day dropped from the corpus, whose facts `--replace` must drop too."""
+    prefixes = {iri[: iri.rindex(DIGEST) + len(DIGEST)] for iri in graphs if DIGEST in iri}
+    if not prefixes:
+        return []
+    tests = " || ".join(f"STRSTARTS(STR(?g), {ox.Literal(p)})" for p in sorted(prefixes))
+    text = f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER ({tests}) }}"
+    answer = query(server, endpoint, text, source="digest graphs")
+    assert isinstance(answer, Solutions)
+    found = {row[0].value for row in answer.rows if isinstance(row[0], ox.NamedNode)}
+    return sorted(found - set(graphs))
+
+
+def _drop(server: Server, target: Target, iri: str, protocol: str) -> None:
+    if protocol == "graph-store":
+        assert target.store is not None
+        request(server, "DELETE", _with_graph(target.store, iri), b"", {})
+        return
+    text = f"DROP SILENT GRAPH {ox.NamedNode(iri)}"
+    form = urllib.parse.urlencode({"update": text}).encode("utf-8")
+    request(
+        server,
+        "POST",
+        target.update_url,
+        form,
+        {"Content-Type": "application/x-www-form-urlencoded"},
+    )
 
 
 def _check_iri(iri: str) -> None:
