@@ -9,12 +9,14 @@ SIGKILL (which nothing can catch): each output is the previous or the new file, 
 from __future__ import annotations
 
 import fcntl
+import http.server
 import json
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -319,3 +321,38 @@ def test_a_reader_that_goes_away_costs_the_printed_lines_not_the_build(tmp_path)
     )
     assert run.returncode == 1
     assert run.stderr == "kgraph: cannot write the output: No space left on device\n"
+
+
+def test_interrupt_during_a_push_says_the_store_may_hold_part_of_the_graph(tmp_path) -> None:
+    """Ctrl-C while the store is answering: not the build's "no output file was left
+    half-written", but what a push leaves, and what to do about it."""
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            time.sleep(30)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    slow = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    slow.daemon_threads = True
+    threading.Thread(target=slow.serve_forever, daemon=True).start()
+    out = tmp_path / "out"
+    assert build([str(EXAMPLES)], out, "--only", "ntriples")[0] == 0
+    url = f"http://127.0.0.1:{slow.server_address[1]}/sparql"
+    push = subprocess.Popen(
+        [str(KGRAPH), "push", str(out), "--endpoint", url, "--replace"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        time.sleep(2)
+        push.send_signal(signal.SIGINT)
+        _, stderr = push.communicate(timeout=PROMPT)
+    finally:
+        slow.shutdown()
+    assert push.returncode == 128 + signal.SIGINT
+    assert stderr == (
+        "kgraph: interrupted by SIGINT; the store may hold part of the graph: push again to "
+        "complete it (with --replace to drop what this push left)\n"
+    )

@@ -605,6 +605,12 @@ def push_command(
         report = pushing.push(
             out_dir, target, _server(user, password_env, timeout), options, progress
         )
+    except Interrupted as stop:
+        stop.aftermath = (
+            "the store may hold part of the graph: push again to complete it "
+            "(with --replace to drop what this push left)"
+        )
+        raise
     except (GraphNotFound, ValueError) as error:
         _fail(str(error), EXIT_USAGE)
     except remote.RemoteError as error:

@@ -31,6 +31,9 @@ class Interrupted(BaseException):
     """SIGINT or SIGTERM arrived. A BaseException, so that `except Exception` lets it pass
     and click does not turn it into its "Aborted!" message."""
 
+    # What the stop left behind: a command that writes elsewhere than files says its own.
+    aftermath = "no output file was left half-written"
+
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
@@ -41,7 +44,7 @@ class Interrupted(BaseException):
 
     def message(self) -> str:
         name = signal.Signals(self.signum).name
-        return f"kgraph: interrupted by {name}; no output file was left half-written"
+        return f"kgraph: interrupted by {name}; {self.aftermath}"
 
 
 class BuildFinished(SystemExit):
