@@ -14,7 +14,7 @@ from pyshacl import validate
 
 from checks import assert_nothing_lost, build_reported, parse_exports
 from conftest import SCHEMAS, SEEDS
-from kgraph import corpus
+from kgraph import atomic, corpus
 from kgraph.catalog import builtin_knowledge
 from kgraph.cli import cli
 from kgraph.corpus import DigestReader
@@ -549,3 +549,20 @@ def test_cli_invalid_base_iri_is_a_usage_error(tmp_path, base) -> None:
     )
     assert result.exit_code == 2
     assert "--base" in result.stderr
+
+
+def test_cli_an_output_that_cannot_be_made_is_named_not_its_temporary_file(
+    tmp_path, monkeypatch
+) -> None:
+    """A folder kgraph may not write to: the message names the output, as a user knows
+    it, not the hidden temporary file the refusal came from."""
+
+    def refuse(dir: str, prefix: str, suffix: str) -> tuple[int, str]:
+        raise PermissionError(13, "Permission denied", f"{dir}/{prefix}k3x9q1{suffix}")
+
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", refuse)
+    result = CliRunner().invoke(cli, ["build", str(DAILY_SEED), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    named = tmp_path / "out" / "graph.ttl"
+    assert f"{named}:0: error: cannot write the outputs: Permission denied" in result.stderr
+    assert ".tmp" not in result.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -54,6 +55,17 @@ def folder_locked(folder: Path, waiting: Callable[[], object] = lambda: None) ->
         yield
     finally:
         os.close(fd)
+
+
+_TEMPORARY = re.compile(r"^\.(.+)\.[^./]+\.tmp$")
+
+
+def named_for(path: str) -> str:
+    """The file a temporary file of `write_groups_atomic` stands for (`.graph.ttl.x1.tmp`
+    is `graph.ttl`), for messages: a user knows the output, not its temporary name."""
+    folder, _, name = path.rpartition("/")
+    found = _TEMPORARY.match(name)
+    return f"{folder}/{found.group(1)}" if found and folder else path
 
 
 def write_sealed(path: Path, data: bytes) -> None:

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kgraph.atomic import folder_locked
+from kgraph.atomic import folder_locked, named_for
 from kgraph.cache import ExtractionCache
 from kgraph.corpus import DigestReader, read_corpus
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
@@ -238,7 +238,7 @@ def _run(
             for name in exported.stale
         )
     except OSError as err:  # a full disk, a read-only folder, -o naming a file's child
-        where = err.filename if isinstance(err.filename, str) else str(out_dir)
+        where = named_for(err.filename) if isinstance(err.filename, str) else str(out_dir)
         problems.append(
             Problem(where, 0, f"cannot write the outputs: {err.strerror or err}", Severity.ERROR)
         )
