@@ -9,8 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyoxigraph as ox
+import rdflib
+from pyshacl import validate
 
-from conftest import build
+from conftest import SCHEMAS, build
 
 RDF_EXPORTS = {
     "graph.ttl": ox.RdfFormat.TURTLE,
@@ -94,3 +96,11 @@ def strings_in(value: object) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from strings_in(item)
+
+
+def assert_conforms(out: Path) -> None:
+    """The build's Turtle conforms to the project's SHACL shapes (pyshacl)."""
+    data = rdflib.Graph().parse(out / "graph.ttl")
+    shapes = rdflib.Graph().parse(SCHEMAS / "shapes.ttl")
+    ok, _, text = validate(data, shacl_graph=shapes, inference="none")
+    assert ok, text
