@@ -5,7 +5,7 @@ is the bottleneck on large graphs (about 40 s for a million triples). N-Triples 
 is simple and exactly specified; Turtle takes the form pyoxigraph's serialiser gives, which
 the tests compare it with. JSON-LD is written as compact JSON, one subject a line, with a
 @context, which rdflib or any JSON-LD processor expands back to the same triples. No
-writer holds the whole graph's triples or text: a 100k-entry build has 14 million triples.
+writer holds the whole graph's triples or text: a 100k-entry build has 11 million triples.
 Each subject is one block of each file, which the next build may copy instead of writing
 (`kgraph.export.reuse`).
 """
@@ -38,7 +38,7 @@ XSD = NAMESPACES["xsd"]
 
 # One triple of a subject: (predicate, object, datatype, lang). The object is an IRI when
 # datatype is "", else a literal's lexical form. Plain tuples sort as the N-Triples lines
-# should and cost a fraction of an object each; a 100k-entry graph has 12 million of them.
+# should and cost a fraction of an object each; a 100k-entry graph has 11 million of them.
 Term = tuple[str, str, str, str]
 
 

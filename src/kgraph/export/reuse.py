@@ -2,7 +2,7 @@
 
 A daily build adds a digest to thousands: the linker runs again, but almost every subject
 comes out with the same triples as yesterday, and writing them was most of the time left
-(14 million triples at 100k entries). So each output file is written as one block of
+(11 million triples at 100k entries). So each output file is written as one block of
 bytes per subject, in the sorted order every format shares, and `OUT/.kgraph/output/`
 keeps, beside the outputs, each subject's id and fingerprint (a hash of its node and its
 edges) and where each block starts in each file. The next build into the same folder
