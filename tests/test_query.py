@@ -90,6 +90,30 @@ def test_query_bind_leaves_absent_parameters_undefined() -> None:
     assert '"51787"^^<http://www.w3.org/2001/XMLSchema#integer>' in text
 
 
+def test_query_bind_fills_the_parameter_row_not_its_quotes_in_strings_or_comments(
+    fixture_out, tmp_path
+) -> None:
+    """Parameters are never pasted into the query's text: a row quoted in a string or a
+    comment stays as written, and the query still runs."""
+    row = "VALUES (?n) { (UNDEF) }"
+    path = tmp_path / "by-number.rq"
+    path.write_text(
+        "# @param n integer  the number\n"
+        f"# an example row: {row}\n"
+        "SELECT ?title WHERE {\n"
+        "  ?pr <https://w3id.org/kgraph/ns#number> ?n ; <http://purl.org/dc/terms/title> ?title .\n"
+        f"  FILTER(?title != \"{row}\" && ?title != '''{row}''')\n"
+        f"  {row}\n"
+        "}\n",
+        "utf-8",
+    )
+    text = query.bind(query.query_file(path), {"n": "51787"})
+    assert text.count(row) == 3  # the comment's, and the two strings'
+    assert text.count('VALUES (?n) { ("51787"^^') == 1
+    code, out, _ = kgraph(fixture_out, path, "-p", "n=51787", "-f", "csv")
+    assert code == 0 and out.startswith("title")
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -40,6 +40,28 @@ _XSD_DATE = ox.NamedNode(NAMESPACES["xsd"] + "date")
 # The parameter row: a VALUES block whose only row is UNDEF for every variable, on one line.
 _PARAM_ROW = re.compile(r"VALUES\s*\(((?:\s*\?\w+)+)\s*\)\s*\{\s*\(((?:\s*UNDEF)+)\s*\)\s*\}")
 
+# What is not the query's code: string literals (long ones first), IRIs (which hold `#`),
+# and comments. A parameter row quoted in one of them is text, not a row to fill.
+_NOT_CODE = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
+    r'|"(?:[^"\\\n]|\\.)*"'
+    r"|'(?:[^'\\\n]|\\.)*'"
+    r'|<[^<>"{}|^`\\\s]*>'
+    r"|#[^\n]*",
+    re.S,
+)
+
+
+def _param_rows(text: str) -> list[re.Match[str]]:
+    """The parameter rows of a query's code, not those in its comments or strings."""
+    skipped = [m.span() for m in _NOT_CODE.finditer(text)]
+    return [
+        row
+        for row in _PARAM_ROW.finditer(text)
+        if not any(start <= row.start() < end for start, end in skipped)
+    ]
+
 
 class QueryError(Exception):
     """A query that cannot be run as given: the message says what to change."""
@@ -110,7 +132,7 @@ def parse(text: str, name: str, source: str) -> NamedQuery:
     names = [p.name for p in params]
     if unknown := [n for n in one_of if n not in names]:
         raise QueryError(f"{source}: @one-of names undeclared parameters: {', '.join(unknown)}")
-    rows = list(_PARAM_ROW.finditer(text))
+    rows = _param_rows(text)
     if params and not rows:
         raise QueryError(
             f"{source}: a query with parameters needs a parameter row "
@@ -215,11 +237,13 @@ def bind(query: NamedQuery, values: Mapping[str, str]) -> str:
         for p in query.params
     }
 
-    def fill(row: re.Match[str]) -> str:
+    text, filled, at = query.text, list[str](), 0
+    for row in _param_rows(text):
         variables = row.group(1).split()
-        return f"VALUES ({' '.join(variables)}) {{ ({' '.join(terms[v[1:]] for v in variables)}) }}"
-
-    return _PARAM_ROW.sub(fill, query.text)
+        bound = " ".join(terms[v[1:]] for v in variables)
+        filled += [text[at : row.start()], f"VALUES ({' '.join(variables)}) {{ ({bound}) }}"]
+        at = row.end()
+    return "".join([*filled, text[at:]])
 
 
 def _param_help(query: NamedQuery, name: str) -> str:
