@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path
 
 import pyoxigraph as ox
+import regex
 
 from kgraph.results import Answer, char_width, from_pyoxigraph
 from kgraph.store import open_graph
@@ -42,14 +43,15 @@ _PARAM_ROW = re.compile(r"VALUES\s*\(((?:\s*\?\w+)+)\s*\)\s*\{\s*\(((?:\s*UNDEF)
 
 # What is not the query's code: string literals (long ones first), IRIs (which hold `#`),
 # and comments. A parameter row quoted in one of them is text, not a row to fill.
-_NOT_CODE = re.compile(
-    r'"""(?:[^"\\]|\\.|"(?!""))*"""'
-    r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
-    r'|"(?:[^"\\\n]|\\.)*"'
-    r"|'(?:[^'\\\n]|\\.)*'"
-    r'|<[^<>"{}|^`\\\s]*>'
-    r"|#[^\n]*",
-    re.S,
+# An unclosed string runs to the end of its line (of the text, for a long one) instead of
+# failing there: a failed match retried from every later quote made the search quadratic.
+_NOT_CODE = regex.compile(
+    r'"""(?:[^"\\]++|\\.|"(?!""))*+(?:"""|\\?$)'
+    r"|'''(?:[^'\\]++|\\.|'(?!''))*+(?:'''|\\?$)"
+    r'|"(?:[^"\\\n]++|\\.)*+(?:"|\\?(?=\n)|\\?$)'
+    r"|'(?:[^'\\\n]++|\\.)*+(?:'|\\?(?=\n)|\\?$)"
+    r'|<[^<>"{}|^`\\\s]*+>'
+    r"|#[^\n]*+",
 )
 
 
