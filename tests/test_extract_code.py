@@ -38,6 +38,15 @@ def test_code_gold_span_class_and_normal_form(span: dict, repo: str | None) -> N
     [
         ("_is_current()", Kind.SYMBOL, "_is_current"),
         ("get_block_ids(group_ids=...)", Kind.SYMBOL, "get_block_ids"),
+        ("llama_kv_cache_unified::find_slot", Kind.SYMBOL, "llama_kv_cache_unified::find_slot"),
+        (
+            "TaskSpecification::ActorTaskRetries()",
+            Kind.SYMBOL,
+            "TaskSpecification::ActorTaskRetries",
+        ),
+        ("std::vector", Kind.EXTERNAL_SYMBOL, "std::vector"),
+        ("std::move(x)", Kind.NON_ENTITY, "std::move(x)"),
+        ("a::", Kind.NON_ENTITY, "a::"),
         (
             "MambaManager.get_num_blocks_to_allocate",
             Kind.SYMBOL,

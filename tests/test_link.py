@@ -145,6 +145,23 @@ def test_link_a_pr_naming_a_symbol_touches_its_file_in_every_count() -> None:
     assert graph.out("pr/o/r/2", "sharesCodeWith") == ["pr/o/r/1"]
 
 
+def test_link_cpp_member_is_named_by_its_last_part_and_joins_its_bare_name() -> None:
+    graph = corpus(
+        ("Fix retry (#1)", "`TaskManager::RetryTaskIfPossible` 不再重试。", "ray-project/ray"),
+        ("Log retry (#2)", "`RetryTaskIfPossible()` 记录原因。", "ray-project/ray"),
+    )
+    (node,) = [
+        n
+        for n in graph.nodes.values()
+        if n.get("qualifiedName") == "TaskManager::RetryTaskIfPossible"
+    ]
+    sid = node.id
+    assert sid == "symbol/ray-project/ray/TaskManager%3A%3ARetryTaskIfPossible"  # an IRI segment
+    assert node.get("name") == "RetryTaskIfPossible"
+    assert graph.out(sid, "memberOf") == ["symbol/ray-project/ray/TaskManager"]
+    assert graph.out("pr/ray-project/ray/2", "mentionsSymbol") == [sid]
+
+
 def test_graph_edges_are_kept_by_source_and_read_without_repeats() -> None:
     """Edges are grouped by source as they are linked, a repeat kept until they are read:
     every reader sees each edge once, in order, and equal graphs compare equal whatever

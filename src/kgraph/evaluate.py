@@ -322,7 +322,7 @@ def _matchers(view: GraphView) -> dict[str, Matcher]:
 
     return {
         "files": lambda x, g: float(x == g or x.endswith("/" + g)),
-        "symbols": lambda x, g: float(x == g or x.endswith("." + g)),
+        "symbols": lambda x, g: float(x == g or x.endswith(("." + g, "::" + g))),
         "issues": exact,
         "decisions": decision,
         "patterns": exact,

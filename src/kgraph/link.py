@@ -281,18 +281,31 @@ def _canonical_paths(paths: Iterable[str]) -> dict[str, str]:
 
 
 def _canonical_symbols(names: Iterable[str]) -> dict[str, str]:
-    """`method` is `Class.method` when exactly one class-qualified name in scope ends with it."""
+    """`method` is `Class.method` (or `Class::method`) when exactly one class-qualified name
+    in scope ends with it."""
     names = set(names)
     qualified: dict[str, list[str]] = defaultdict(list)
     for name in names:
-        if "." in name and name[0].isupper():
-            qualified[name.rsplit(".", 1)[1]].append(name)
+        owner, last = owner_and_name(name)
+        if owner and name[0].isupper():
+            qualified[last].append(name)
     return {
         name: (
-            qualified[name][0] if "." not in name and len(qualified.get(name, [])) == 1 else name
+            qualified[name][0]
+            if not owner_and_name(name)[0] and len(qualified.get(name, [])) == 1
+            else name
         )
         for name in names
     }
+
+
+_QUALIFIED = regex.compile(r"^(.+?)(?:\.|::)([^.:]++)$")
+
+
+def owner_and_name(qualified: str) -> tuple[str, str]:
+    """`("Class", "method")` for `Class.method` or `Class::method`; `("", name)` for a name."""
+    found = _QUALIFIED.match(qualified)
+    return (found.group(1), found.group(2)) if found else ("", qualified)
 
 
 def _scope(repo: str | None) -> list[str]:
@@ -501,7 +514,7 @@ def _entity_for(
                 "CodeSymbol",
                 m.key,
                 (
-                    ("name", m.key.rsplit(".", 1)[-1]),
+                    ("name", owner_and_name(m.key)[1]),
                     ("qualifiedName", m.key),
                     ("isExternal", True),
                 ),
@@ -532,7 +545,7 @@ def _entity_for(
 def _add_symbol(
     graph: KnowledgeGraph, scope: list[str], qualified: str, repo_id: str | None
 ) -> str:
-    name = qualified.rsplit(".", 1)[-1]
+    owner, name = owner_and_name(qualified)
     sid = graph.add(
         Node(
             node_id("symbol", *scope, qualified),
@@ -543,8 +556,7 @@ def _add_symbol(
     )
     if repo_id:
         graph.link(sid, "inRepository", repo_id)
-    owner = qualified.rsplit(".", 1)[0] if "." in qualified else ""
-    if owner and owner.rsplit(".", 1)[-1][:1].isupper():
+    if owner and owner_and_name(owner)[1][:1].isupper():
         graph.link(sid, "memberOf", _add_symbol(graph, scope, owner, repo_id))
     return sid
 

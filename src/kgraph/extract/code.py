@@ -23,8 +23,10 @@ from kgraph.model import Entry, Field, Kind, Mention
 CODE_SPAN = regex.compile(r"`(?=[^\s`])([^`\n]{1,300}+)`")
 
 IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*+"
-DOTTED = regex.compile(rf"^{IDENTIFIER}(?:\.{IDENTIFIER})*+$")
-CALL = regex.compile(rf"^({IDENTIFIER}(?:\.{IDENTIFIER})*+)\((.*)\)$")
+# A qualified name: Python's `a.b`, or C++'s `ns::Class::method` (llama.cpp, Ray's core).
+SEPARATOR = r"(?:\.|::)"
+DOTTED = regex.compile(rf"^{IDENTIFIER}(?:{SEPARATOR}{IDENTIFIER})*+$")
+CALL = regex.compile(rf"^({IDENTIFIER}(?:{SEPARATOR}{IDENTIFIER})*+)\((.*)\)$")
 PLACEHOLDER_ARG = regex.compile(  # `f(...)`, `f(*args, **kwargs)`, `f(group_ids=...)`
     r"^\s*+(?:\.\.\.|…|\*{1,2}[A-Za-z_]\w*+|[A-Za-z_]\w*+\s*+=\s*+(?:\.\.\.|…))?\s*+$"
 )
@@ -70,7 +72,7 @@ PYTEST_NAMES = frozenset(
      "recwarn", "mocker", "pytestconfig", "pytester"}
 )  # fmt: skip
 EXTERNAL_HEADS = frozenset(
-    {"pytest", "unittest", "mock", "np", "numpy", "torch", "typing_extensions"}
+    {"pytest", "unittest", "mock", "np", "numpy", "torch", "typing_extensions", "std"}
 )  # fmt: skip
 NOT_STDLIB = frozenset(  # stdlib module names that reviews mostly use as variable names
     {"token", "code", "test", "tests", "array", "select", "site", "parser", "symbol", "keyword",
@@ -152,7 +154,7 @@ def classify(span: str, before: str = "", repo: str | None = None) -> tuple[Kind
             return Kind.NON_ENTITY, text, "operator"
         if _is_external(text):
             return Kind.EXTERNAL_SYMBOL, text, "external"
-        return Kind.SYMBOL, text, "dotted" if "." in text else "name"
+        return Kind.SYMBOL, text, "dotted" if "." in text or "::" in text else "name"
     return Kind.NON_ENTITY, text, "expression"
 
 
@@ -187,12 +189,12 @@ def _split_args(args: str) -> list[str]:
 
 
 def _is_external_head(dotted: str) -> bool:
-    head = dotted.split(".", 1)[0]
+    head = regex.split(SEPARATOR, dotted, maxsplit=1)[0]
     return head in _stdlib_modules() or head in EXTERNAL_HEADS
 
 
 def _is_external(name: str) -> bool:
-    if "." in name:
+    if "." in name or "::" in name:
         return _is_external_head(name)
     return name in _builtins() or name in PYTEST_NAMES or name in STDLIB_CLASSES
 
