@@ -81,6 +81,9 @@ def test_code_env_var_by_context_and_by_repository_prefix() -> None:
     assert classify("MY_FLAG", "设置环境变量 ")[0] is Kind.NON_ENTITY
     assert classify("SGLANG_MAMBA_SSM_DTYPE", "", "sgl-project/sglang")[0] is Kind.NON_ENTITY
     assert classify("TORCH_DTYPE_TO_KV_CACHE_STR", "", "sgl-project/sglang")[0] is Kind.SYMBOL
+    # The prefix is the repository name's leading word: llama.cpp's are LLAMA_….
+    assert classify("LLAMA_KV_CACHE_DEBUG", "", "ggml-org/llama.cpp")[0] is Kind.NON_ENTITY
+    assert classify("MAX_BATCH_SIZE", "", "ggml-org/llama.cpp")[0] is Kind.SYMBOL
 
 
 def test_code_spans_offsets_and_defining_file_from_a_real_sentence() -> None:

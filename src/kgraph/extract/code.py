@@ -177,8 +177,12 @@ def _is_env_name(text: str, before: str, repo: str | None) -> bool:
     if ENV_CONTEXT.search(before[-30:]):
         return True
     prefix = text.split("_", 1)[0]
-    own = repo.split("/")[-1].upper().replace("-", "_") if repo else None
-    return prefix in ENV_PREFIXES or prefix == own
+    # The repository's own prefix: `VLLM_…` for vllm, `LLAMA_…` for llama.cpp.
+    own = _LEADING_WORD.match(repo.split("/")[-1]) if repo else None
+    return prefix in ENV_PREFIXES or (own is not None and prefix == own.group(0).upper())
+
+
+_LEADING_WORD = regex.compile(r"[A-Za-z0-9]++")
 
 
 def _split_args(args: str) -> list[str]:
