@@ -114,3 +114,13 @@ def test_cli_a_record_that_cannot_be_written_does_not_fail_the_build(tmp_path, m
     result = CliRunner().invoke(cli, ["build", str(SEEDS), "-o", str(out), "--only", "json"])
     assert result.exit_code == 0, result.stderr
     assert not (out / outputs.RECORD).exists()  # none, rather than a wrong one
+
+
+def test_cli_html_redrawn_from_the_last_graph_is_no_longer_left_from_another(tmp_path) -> None:
+    out = tmp_path / "out"
+    assert build([str(EXAMPLES)], out)[0] == 0
+    assert "graph.html:0: warning" in build([str(SEEDS)], out, "--only", "json")[2]
+    assert CliRunner().invoke(cli, ["html", str(out)]).exit_code == 0  # the seeds' page now
+    code, _, stderr = build([str(SEEDS)], out, "--only", "json")
+    assert code == 0 and "graph.ttl:0: warning" in stderr
+    assert "graph.html" not in stderr

@@ -361,6 +361,8 @@ def html(
     except (ValueError, KeyError, TypeError) as error:
         raise click.UsageError(f"{source}: not a kgraph graph.json ({error!r})") from error
     write_atomic(out_file, page.encode("utf-8"))
+    if out_file.resolve() == (graph_dir / "graph.html").resolve():
+        outputs.redrawn(graph_dir, out_file.name, source.name)
     click.echo(f"wrote {out_file}")
 
 

@@ -32,12 +32,19 @@ def record(out_dir: Path, graph: str, written: Iterable[str], kept: Iterable[str
     files = {name: before[1].get(name, "") for name in kept} if before else dict.fromkeys(kept, "")
     stale = sorted(name for name, described in files.items() if described != graph)
     files.update(dict.fromkeys(written, graph))
-    document = {"graph": graph, "files": dict(sorted(files.items()))}
-    try:
-        write_atomic(out_dir / RECORD, (json.dumps(document, indent=1) + "\n").encode())
-    except OSError:  # a read-only .kgraph: the outputs are written all the same
-        forget(out_dir)
+    _write(out_dir, graph, files)
     return stale
+
+
+def redrawn(out_dir: Path, name: str, source: str) -> None:
+    """`name` was made again from `source` (`kgraph html` draws the page from graph.json):
+    it describes the graph `source` does now."""
+    found = _read(out_dir)
+    if found is None or source not in found[1]:
+        return
+    graph, files = found
+    files[name] = files[source]
+    _write(out_dir, graph, files)
 
 
 def forget(out_dir: Path) -> None:
@@ -50,6 +57,14 @@ def stale(out_dir: Path, name: str) -> bool:
     """Does `name` describe a graph other than the folder's last build's, as far as known?"""
     found = _read(out_dir)
     return found is not None and found[1].get(name) != found[0]
+
+
+def _write(out_dir: Path, graph: str, files: dict[str, str]) -> None:
+    document = {"graph": graph, "files": dict(sorted(files.items()))}
+    try:
+        write_atomic(out_dir / RECORD, (json.dumps(document, indent=1) + "\n").encode())
+    except OSError:  # a read-only .kgraph: the outputs are written all the same
+        forget(out_dir)
 
 
 def _read(out_dir: Path) -> tuple[str, dict[str, str]] | None:
