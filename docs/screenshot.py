@@ -1,9 +1,10 @@
-"""Take docs/graph.png: the seeds' graph page in headless Debian Chromium.
+"""Take docs/graph.png: the bundled examples' graph page in headless Debian Chromium.
 
     .venv/bin/python docs/screenshot.py [--page GRAPH_HTML] [--out PNG] [--search TEXT]
 
-By default it builds the seeds (../shared/seeds) into a temporary folder, searches
-`_sliding_window_lookup`, opens the PR that mentions it and writes docs/graph.png.
+By default it builds the bundled examples (examples/) into a temporary folder, searches
+`_sliding_window_lookup`, opens the first PR that mentions it and writes docs/graph.png,
+the picture the README shows.
 Chinese titles need a CJK font (`apt-get install fonts-wqy-microhei`); the page itself
 uses whatever fonts the reader has.
 """
@@ -30,7 +31,7 @@ ARGS = [
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--page", type=Path, help="a built graph.html (default: build the seeds)")
+    parser.add_argument("--page", type=Path, help="a built graph.html (default: build the examples)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "graph.png")
     parser.add_argument("--search", default="_sliding_window_lookup", help="'' for none")
     parser.add_argument(
@@ -52,8 +53,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if page_path is None:
             kgraph = Path(sys.executable).with_name("kgraph")
-            seeds = ROOT.parent / "shared" / "seeds"
-            subprocess.run([str(kgraph), "build", str(seeds), "-o", tmp, "-q"], check=True)
+            examples = ROOT / "examples"
+            subprocess.run([str(kgraph), "build", str(examples), "-o", tmp, "-q"], check=True)
             page_path = Path(tmp) / "graph.html"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
