@@ -22,6 +22,8 @@ RELATIONS: dict[Kind, str] = {
     Kind.PERSON: "involves",
 }
 LITERALS: dict[Kind, str] = {Kind.AUDIENCE: "recommendedFor", Kind.FOLLOW_UP: "followUp"}
+# Advice a review gives named readers ("做调度的同学值得精读"), beside the general one.
+SCOPED_ADVICE = {"close-read": "closeReadFor", "skim": "skimFor"}
 
 
 def add_entity(
@@ -77,14 +79,17 @@ def _add_pattern(graph: KnowledgeGraph, pattern_id: str, knowledge: Knowledge) -
 
 
 def pr_literals(mentions: Iterable[Mention]) -> list[tuple[str, Value]]:
-    """`recommendedFor` and `followUp` literals of a PR, as written, without repeats."""
+    """`recommendedFor`, `followUp`, `closeReadFor` and `skimFor` literals of a PR, as written,
+    without repeats."""
     seen: set[tuple[str, str]] = set()
     out: list[tuple[str, Value]] = []
     for m in mentions:
-        name = LITERALS.get(m.kind)
-        if name and (name, m.key) not in seen:
-            seen.add((name, m.key))
-            out.append((name, m.key))
+        name, value = LITERALS.get(m.kind), m.key
+        if m.kind is Kind.ADVICE and m.detail.startswith("for:"):
+            name, value = SCOPED_ADVICE[m.key], m.detail.removeprefix("for:")
+        if name and (name, value) not in seen:
+            seen.add((name, value))
+            out.append((name, value))
     return out
 
 
@@ -101,7 +106,20 @@ def mention_attributes(mention: Mention) -> tuple[tuple[str, Value], ...]:
     """What a mention node says beyond its span: the role a review gives a person."""
     if mention.kind is Kind.PERSON and mention.detail:
         return (("role", mention.detail),)
+    if mention.kind in CODE_KINDS:
+        return (("recognizedBy", recognized_by(mention)),)
     return ()
+
+
+CODE_KINDS = frozenset({Kind.FILE, Kind.SYMBOL, Kind.EXTERNAL_SYMBOL})
+
+
+def recognized_by(mention: Mention) -> str:
+    """How a file or symbol mention was recognised: "backtick", or for a bare name what
+    made it code: its "shape", the "corpus" backticking it elsewhere, or the "source"."""
+    if mention.detail.startswith("bare"):
+        return mention.detail.rpartition(":")[2] if ":" in mention.detail else "shape"
+    return "backtick"
 
 
 def _digest(text: str) -> str:

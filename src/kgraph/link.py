@@ -395,7 +395,10 @@ def _add_pull_request(
         attrs.append(("number", pr.number))
     if urls := sorted({i.entry.url for i in pr.items if i.entry.url}):
         attrs.append(("url", urls[0]))
-    advice = [m.key for i in pr.items for m in i.mentions if m.kind is Kind.ADVICE]
+    # The general reader's advice; advice for named readers is a literal of its own.
+    advice = [
+        m.key for i in pr.items for m in i.mentions if m.kind is Kind.ADVICE and not m.detail
+    ]
     if advice:
         attrs.append(("readingAdvice", advice[0]))
     attrs += design.pr_literals(m for i in pr.items for m in i.mentions)

@@ -22,6 +22,7 @@ from kgraph.interrupt import checkpoint
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
 from kgraph.progress import Progress
+from kgraph.recognize import settle_bare_names
 from kgraph.source import LoadedSource, SourceIndex, SourceSpec, load_source
 from kgraph.vocab import DEFAULT_BASE
 
@@ -163,7 +164,7 @@ def build_graph(
     checkpoint()
     progress.stage("linking")
     read_at = time.perf_counter()
-    graph = link(items, digests, options.link, sources)
+    graph = link(settle_bare_names(items, sources), digests, options.link, sources)
     stages["read"], stages["link"] = read_at - started, time.perf_counter() - read_at
     return graph, digests, read, skipped, problems, (cached, corpus.removed)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from kgraph.catalog import Knowledge, builtin_knowledge
 from kgraph.extract.advice import extract_advice
 from kgraph.extract.audience import extract_audience
+from kgraph.extract.bare import extract_bare_names
 from kgraph.extract.code import extract_code_spans
 from kgraph.extract.decisions import extract_decisions
 from kgraph.extract.followups import extract_follow_ups
@@ -42,6 +43,9 @@ EXTRACTORS: tuple[Extractor, ...] = (
         "code-spans",
         (Kind.FILE, Kind.SYMBOL, Kind.EXTERNAL_SYMBOL, Kind.NON_ENTITY),
         _text_only(extract_code_spans),
+    ),
+    Extractor(
+        "bare-names", (Kind.FILE, Kind.SYMBOL, Kind.EXTERNAL_SYMBOL), _text_only(extract_bare_names)
     ),
     Extractor("issues", (Kind.ISSUE,), _text_only(extract_issues)),
     Extractor("advice", (Kind.ADVICE,), _text_only(extract_advice)),

@@ -1,4 +1,18 @@
-"""Reading advice: does the review say the PR deserves a close read, or a skim?"""
+"""Reading advice: does the review say the PR deserves a close read, or a skim, and for whom?
+
+Reviewers say it in endless words (建议精读, 值得逐行读一遍, 可以多看两眼, "worth a careful
+read"; 略读即可, 整体可以快速过, 不必逐行细看, 扫一眼就够了, "safe to skim"), so the phrases
+are built from two concepts rather than listed: a *close* reading (细/逐行/仔细/精 + 读/看,
+"careful", "line by line") and a *light* one (扫/瞄/粗看/浏览/过一眼 + 即可/就够了, 略读,
+"skim", "glance"). A negated close reading (不必逐行细看, "no need to read closely") is a
+light one; negations are tried first.
+
+Advice is often scoped: "做调度的同学值得精读，其他人略读即可". Each phrase is read with its
+clause: readers named before it make it advice for them (`detail="for:<readers>"`), "其他人",
+"the rest" make it advice for everyone else (`detail="others"`). The PR's one
+`kg:readingAdvice` is the advice for a general reader: the one given to "the others" when
+there is one, else the first unscoped phrase, else the first phrase.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +20,77 @@ import regex
 
 from kgraph.model import Entry, Kind, Mention
 
-# Negations come first in each alternation so that "不值得精读" is not read as "值得精读".
-SKIM = (
-    r"不值得精读|无需精读|不必精读|不建议精读|可快速浏览|快速浏览即可|快速浏览|可略读|略读|"
-    r"not worth a close read|\bskim(?:ming)?\b|\bskip it\b|quick look is enough"
+NEGATION = r"(?:不必|无需|无须|不用|不需要|没必要|不值得|不建议|用不着)"
+CLOSE_ZH = r"(?:逐行|逐句|仔细|认真|细细|细|精)(?:地)?(?:读|看|审|品)"
+LIGHT_ZH = (
+    r"(?:快速|粗略|大致|简单|整体)?(?:扫|瞄|瞟|过|浏览|翻|看)(?:一眼|一遍|一下|两眼|一过)"
+    r"[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好|足矣)"
+    r"|略读|略看|略过|粗看|速读|快速浏览|浏览即可|可快速过|快速过|快速扫|扫一下|扫一眼"
+    r"|了解(?:一下)?(?:结论|新写法|即可)|知道结论|几分钟就能看完"
 )
+SKIM_EN = (
+    r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
+    r"|\bskim(?:ming|med)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b|quick look is enough"
+    r"|\bquick read\b"
+)
+CLOSE_EN = (
+    r"worth (?:a )?(?:careful |close(?:ly)? |slow )?read(?:ing)?(?: closely| carefully)?"
+    r"|read (?:it |this )?(?:closely|carefully|line by line)|\bline by line\b"
+    r"|\bclose read\b|\bcareful read\b|recommended reading|must[- ]read|deserves? a (?:careful |close )?look"
+)
+SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?{CLOSE_ZH}|{LIGHT_ZH}|{SKIM_EN}"
 CLOSE_READ = (
-    r"建议精读|值得精读|推荐精读|值得细读|建议细读|值得一读|"
-    r"worth (?:a )?close(?:ly)? read(?:ing)?|worth reading closely|read (?:it )?closely|"
-    r"\bclose read\b|recommended reading|must[- ]read"
+    rf"{CLOSE_ZH}|值得一读|值得对照|多看(?:两|几)眼|值得细看|推荐阅读|{CLOSE_EN}"
 )
 ADVICE = regex.compile(rf"(?P<skim>{SKIM})|(?P<close>{CLOSE_READ})", regex.IGNORECASE)
+# Readers named in the phrase's clause, before it.
+CLAUSE_START = regex.compile(r"[。；;！!？?\n，,](?=[^。；;！!？?\n，,]*$)")
+OTHERS = regex.compile(
+    r"(?:其他人|其余人|其他同学|其余同学|其他读者|其余读者|其他|其余)(?!部分|地方|改动|代码)"
+    r"|\bthe rest\b|\bmost readers\b|\beveryone else\b|\bothers\b",
+    regex.IGNORECASE,
+)
+READERS_ZH = regex.compile(
+    r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉)[^，,。；;\n]{1,30}?"
+    r"(?:的)?(?:同学|人|读者|工程师|开发者|维护者|贡献者|团队)"
+)
+READERS_EN = regex.compile(
+    r"\b(?:anyone|people|those|engineers?|maintainers?|readers?|folks)\s+"
+    r"(?:who|working on|touching|maintaining|owning|that)\b[^.;!?\n,]{2,60}",
+    regex.IGNORECASE,
+)
 
 
 def extract_advice(entry: Entry) -> list[Mention]:
-    """The first advice phrase decides: reviews open with their verdict."""
-    match = ADVICE.search(entry.text)
-    if match is None:
+    """Every advice phrase, the general reader's first (it has no `detail`)."""
+    found: list[Mention] = []
+    for match in ADVICE.finditer(entry.text):
+        key = "skim" if match.group("skim") else "close-read"
+        found.append(
+            Mention(
+                Kind.ADVICE, key, match.group(0), match.start(), match.end(),
+                detail=_scope(entry.text, match.start(), match.end()),
+            )
+        )  # fmt: skip
+    if not found:
         return []
-    key = "skim" if match.group("skim") else "close-read"
-    return [Mention(Kind.ADVICE, key, match.group(0), match.start(), match.end())]
+    general = next((m for m in found if m.detail == "others"), None) or next(
+        (m for m in found if not m.detail.startswith("for:")), found[0]
+    )
+    scoped = [m for m in found if m.detail.startswith("for:")]
+    return [general._replace(detail=""), *scoped]
+
+
+def _scope(text: str, start: int, end: int) -> str:
+    """Whom the phrase at `start` addresses: "for:<readers>", "others" or "" (everyone)."""
+    before = text[max(0, start - 60) : start]
+    if cut := CLAUSE_START.search(before):
+        before = before[cut.end() :]
+    if OTHERS.search(before):
+        return "others"
+    if readers := READERS_ZH.search(before) or READERS_EN.search(before):
+        return "for:" + " ".join(readers.group(0).split())
+    after = text[end : end + 60].split("\n", 1)[0]  # "worth a careful read for anyone who…"
+    if (readers := READERS_EN.search(after)) and readers.start() <= 5:
+        return "for:" + " ".join(readers.group(0).split())
+    return ""
