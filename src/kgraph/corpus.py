@@ -21,11 +21,11 @@ from typing import BinaryIO
 
 from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
 from kgraph.catalog import Knowledge
-from kgraph.extract import EXTRACTORS, extract
+from kgraph.extract import EXTRACTORS, extract_digest
 from kgraph.ingest import display_name, expand_inputs, read_digest
 from kgraph.interrupt import checkpoint, leave_stops_to_parent, signals_held
 from kgraph.limits import MAX_DIGEST_BYTES, readable_part
-from kgraph.model import Mention, Problem, ReadResult, Severity
+from kgraph.model import Entry, Problem, ReadResult, Severity
 from kgraph.progress import Progress
 
 
@@ -53,14 +53,15 @@ class DigestReader:
         if self.cache is not None and (hit := self.cache.load(key)) is not None:
             return hit, key
         result = read_digest(data, source, self.forced)
-        mentions: list[tuple[Mention, ...]] = []
+        readable_entries: list[Entry] = []
         cuts: list[Problem] = []
         for entry in result.entries:
             checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
             readable, cut = readable_part(entry)
             if cut is not None:
                 cuts.append(cut)
-            mentions.append(extract(readable, EXTRACTORS, self.knowledge))
+            readable_entries.append(readable)
+        mentions = extract_digest(readable_entries, EXTRACTORS, self.knowledge)
         sha = result.digest.sha256 if result.digest else ""
         value = ExtractedDigest(result, tuple(mentions), tuple(cuts), sha)
         if self.cache is not None and result.digest is not None:

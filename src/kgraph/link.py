@@ -396,9 +396,7 @@ def _add_pull_request(
     if urls := sorted({i.entry.url for i in pr.items if i.entry.url}):
         attrs.append(("url", urls[0]))
     # The general reader's advice; advice for named readers is a literal of its own.
-    advice = [
-        m.key for i in pr.items for m in i.mentions if m.kind is Kind.ADVICE and not m.detail
-    ]
+    advice = [m.key for i in pr.items for m in i.mentions if m.kind is Kind.ADVICE and not m.detail]
     if advice:
         attrs.append(("readingAdvice", advice[0]))
     attrs += design.pr_literals(m for i in pr.items for m in i.mentions)

@@ -7,7 +7,7 @@ registry; `extract` runs it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kgraph.catalog import Knowledge, builtin_knowledge
@@ -15,7 +15,7 @@ from kgraph.extract.advice import extract_advice
 from kgraph.extract.audience import extract_audience
 from kgraph.extract.bare import extract_bare_names
 from kgraph.extract.code import extract_code_spans
-from kgraph.extract.decisions import extract_decisions
+from kgraph.extract.decisions import extract_decisions, settle_described
 from kgraph.extract.followups import extract_follow_ups
 from kgraph.extract.issues import extract_issues
 from kgraph.extract.patterns import extract_patterns
@@ -63,6 +63,21 @@ def extract(
     extractors: Iterable[Extractor] = EXTRACTORS,
     knowledge: Knowledge | None = None,
 ) -> tuple[Mention, ...]:
-    """All mentions of one entry, in a deterministic order."""
+    """All mentions of one entry read as a digest of its own, in a deterministic order."""
+    return extract_digest([entry], extractors, knowledge)[0]
+
+
+def extract_digest(
+    entries: Sequence[Entry],
+    extractors: Iterable[Extractor] = EXTRACTORS,
+    knowledge: Knowledge | None = None,
+) -> list[tuple[Mention, ...]]:
+    """The mentions of each entry of one digest. Entries are extracted one by one; then the
+    digest's style settles what only the whole digest shows (`settle_described`)."""
     knowledge = knowledge or builtin_knowledge()
-    return tuple(sorted(m for extractor in extractors for m in extractor.run(entry, knowledge)))
+    extractors = tuple(extractors)
+    found = [
+        tuple(sorted(m for extractor in extractors for m in extractor.run(entry, knowledge)))
+        for entry in entries
+    ]
+    return settle_described([e.text for e in entries], found)

@@ -39,9 +39,7 @@ CLOSE_EN = (
     r"|\bclose read\b|\bcareful read\b|recommended reading|must[- ]read|deserves? a (?:careful |close )?look"
 )
 SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?{CLOSE_ZH}|{LIGHT_ZH}|{SKIM_EN}"
-CLOSE_READ = (
-    rf"{CLOSE_ZH}|值得一读|值得对照|多看(?:两|几)眼|值得细看|推荐阅读|{CLOSE_EN}"
-)
+CLOSE_READ = rf"{CLOSE_ZH}|值得一读|值得对照|多看(?:两|几)眼|值得细看|推荐阅读|{CLOSE_EN}"
 ADVICE = regex.compile(rf"(?P<skim>{SKIM})|(?P<close>{CLOSE_READ})", regex.IGNORECASE)
 # Readers named in the phrase's clause, before it.
 CLAUSE_START = regex.compile(r"[。；;！!？?\n，,](?=[^。；;！!？?\n，,]*$)")

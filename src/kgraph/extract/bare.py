@@ -45,8 +45,12 @@ TOP_LEVEL_DOMAINS = frozenset(
 NAMED_LIKE_FILES = regex.compile(r"^[A-Z][A-Za-z0-9]*\.(?:js|ts)$")
 IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*+"
 CALL = regex.compile(rf"(?<![A-Za-z0-9_.]){IDENTIFIER}(?:\.{IDENTIFIER})*+\(\)")
-DOTTED = regex.compile(rf"(?<![A-Za-z0-9_./\-]){IDENTIFIER}(?:\.{IDENTIFIER})++(?![A-Za-z0-9_(/\-])")
-LEADING_UNDERSCORE = regex.compile(r"(?<![A-Za-z0-9_./\-])_[A-Za-z][A-Za-z0-9_]*+(?![A-Za-z0-9_(.])")
+DOTTED = regex.compile(
+    rf"(?<![A-Za-z0-9_./\-]){IDENTIFIER}(?:\.{IDENTIFIER})++(?![A-Za-z0-9_(/\-])"
+)
+LEADING_UNDERSCORE = regex.compile(
+    r"(?<![A-Za-z0-9_./\-])_[A-Za-z][A-Za-z0-9_]*+(?![A-Za-z0-9_(.])"
+)
 # A capitalised word; CamelCase when a small letter is followed by a capital
 # (`LookupResult`, `SimpleCPUOffload`), checked on the word so that the search stays linear.
 CAPITALISED = regex.compile(r"(?<![A-Za-z0-9_./\-])[A-Z][A-Za-z0-9]*+(?![A-Za-z0-9_(./\-])")

@@ -7,7 +7,13 @@ A review states a decision in a few recognisable forms:
 - a quoted statement that the review presents as a decision: after a cue ("核心决策是「…」",
   "The design choice is to "…""), before one ("“状态作用域”设计"), in a sentence about
   decisions, with a contrast of its own («…，而不是…»), or long enough to state a position;
-- a numbered list introduced as decisions: `一是…；二是…`, `(1) … (2) …`, `(a) … (b) …`.
+- a numbered list introduced as decisions: `一是…；二是…`, `(1) … (2) …`, `(a) … (b) …`;
+- a sentence that describes what the change chose, with no quote or contrast to mark it:
+  "现在改为在 X 处统一处理…", "把 Y 交给 Z", "两个字段同时出现时以 reasoning 为准",
+  "The fix now validates at …", "moves the check into … so that …" (`_described`). It is
+  read only in a digest whose reviews seldom quote their decisions
+  (`settle_described`): a reviewer who quotes decisions has said which they are, and the
+  rest of the summary explains them.
 
 Quoted text that is not a decision — a reading order, an error message, the name of a
 state, something the review warns against («不要「顺手统一」») — stays out. The `key` of a
@@ -18,6 +24,7 @@ alternative.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -97,6 +104,72 @@ TERM_TOKENS = 4  # a quote this short is a term inside a decision, not the decis
 STATEMENT_TOKENS = 15  # a quote this long states a position even without a cue
 
 
+# A described decision. The sentence that opens with the change ("修复把…", "本 PR 给…",
+# "The fix appends…") states what it chose; elsewhere a choice verb must say so
+# ("改为", "统一由", "以 X 为准", "不再", "now", "so that", "instead of").
+CHANGE_LEAD = regex.compile(
+    r"^(?:[-*•]\s*)?(?:[^，,。]{0,40}?的修复(?:是|只有)|修复(?:后|就是|只有[^，,：:]{0,6}[：:，,]?|很直接[：:，,]?)?|本\s*PR|这个\s*PR|该\s*PR|PR\s|此次|这次|"
+    r"改动(?:后|是)|新(?:的)?(?:逻辑|代码|实现|写法)|现在|如今|做法是|取舍是|这里的取舍|设计上|"
+    r"(?:the|this) (?:fix|pr|change|patch)\b|the new (?:code|logic|version)\b|this adds\b|now\b|"
+    r"in other words\b)",
+    regex.IGNORECASE,
+)
+# A sentence whose subject is code and whose verb is a change ("encoder_cache_manager.py 给
+# `EncoderCacheManager` 加了…", "`rejection_kernel` now short-circuits…"): a decision unless it
+# is about the old code.
+CODE_SUBJECT = regex.compile(
+    r"^(?:[-*•]\s*)?(?:in [^,，]{1,60}[,，]\s*)?"
+    r"(?:[\w./-]+\.(?:py|rs|cu|cuh|cpp|cc|h|hpp|go|ts|js)|`[^`]{1,80}`|[A-Z][A-Za-z0-9_]+(?:\.\w+)*"
+    r"|the (?:method|helper|function|class|kernel|scheduler|worker|engine|loader|parser|validator))"
+    r"[^，,。.;；]{0,40}?"
+    r"(?:新增|加了|添加|增加|改为|改成|删掉|删除|去掉|不再|现在|直接|统一|把|让|给|补上|拆成|包出|写成"
+    r"|\b(?:now )?(?:adds?|gets?|drops?|short-circuits?|clamps?|raises?|routes?|moves?|replaces?"
+    r"|skips?|validates?|rejects?|keeps?|clones?|takes?|splits?|owns?|caches?)\b)",
+    regex.IGNORECASE,
+)
+NO_CHANGE = regex.compile(
+    r"^[^，,；;]{0,12}(?:没有|没带|未|不涉及|no |does not|doesn't|did not)", regex.IGNORECASE
+)
+CHOICE = regex.compile(
+    r"改为|改成|改用|改由|改走|换成|统一(?:由|为|交给|走|用|改|到|放在)|收敛(?:到|为|成)"
+    r"|只在|仅在|只有[^，,；;。]{1,30}?才|不再|以[^，,；;。]{1,20}?为准|交给|交由"
+    r"|挪(?:进|到|入)|移(?:到|进|入)|并入|并进|合并(?:到|进)|一律|取舍"
+    r"|\bnow\b|\bso that\b|\bmoves? (?:the |this |it )?\w+ (?:into|to|out of)\b"
+    r"|\bin one place\b|\bgoes back to\b|\binstead\b|\brather than\b",
+    regex.IGNORECASE,
+)
+# Sentences that are not the PR's decision: a suggestion, the tests, the old code or bug,
+# an explanation of its cost or cause.
+# A suggestion, or a change made in passing (顺便, 跟着), is not the PR's decision.
+SUGGESTION = regex.compile(
+    r"建议|后续|可以考虑|值得[^，,；;。]{0,6}(?:跟进|量|补)|如果还有"
+    r"|顺便|顺带|也一起|跟着|同步改|\bin passing\b|\balong the way\b|\balso renames?\b"
+    r"|\bfollow[- ]up\b|\bwould\b|\bshould\b|\bcould\b|\bconsider\b",
+    regex.IGNORECASE,
+)
+NOT_DESCRIBED = regex.compile(
+    r"过去|原来|原先|原本|以前|此前|之前|旧代码|旧逻辑|原代码|问题(?:来自|在于|是)|本来|代价|原因|注释"
+    r"|\bused to\b|\bpreviously\b|\bbefore this\b|\bbreaks?\b|\bbug\b|\bfailed\b|\bcrash",
+    regex.IGNORECASE,
+)
+ABOUT_TESTS = regex.compile(
+    r"^(?:[-*•]\s*)?(?:新增的?\s*)?"
+    r"(?:测试|用例|单测|(?:the |a |new )*tests?\b|[\w/]*test_\w+|`?tests/|`test_|no test|there is no)",
+    regex.IGNORECASE,
+)
+DESCRIBED_MIN_TOKENS = 6
+# A summary states one or two decisions; the rest of it explains them. The strongest
+# described sentence is kept, and a second one only when it too opens with the change.
+MAX_DESCRIBED = 2
+# Marks a described decision until its digest's style is known (`settle_described`).
+DESCRIBED = "\0described"
+# A digest with at least this share of entries quoting a decision marks its decisions by
+# quoting them; measured: the quoting digests of seeds and dev quote in 31-75 % of their
+# entries, plain-prose digests in 0-20 %.
+QUOTING_SHARE = 0.25
+QUOTE_OPENERS = frozenset("「『“‘\"'")
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Candidate:
     start: int
@@ -123,6 +196,20 @@ def _mentions(text: str, field: Field) -> list[Mention]:
     found: list[Candidate] = []
     for start, end in p.sentences():
         found.extend(_in_sentence(p, start, end))
+    if field is Field.TEXT and not any(_quoted(p, c) for c in found):
+        marked = [(c.start, c.end) for c in found]
+        described = [
+            d
+            for start, end in p.sentences()
+            if not any(a < end and start < b for a, b in marked)
+            and (d := _described(p, start, end)) is not None
+        ]
+        ranked = sorted(described)
+        found.extend(
+            c
+            for i, (strength, c) in enumerate(ranked)
+            if i == 0 or (i < MAX_DESCRIBED and strength == 0)
+        )
     mentions: list[Mention] = []
     for c in _outermost(found):
         start, end = _trim(p.text, c.start, c.end)
@@ -135,6 +222,76 @@ def _mentions(text: str, field: Field) -> list[Mention]:
             )
         )
     return mentions
+
+
+def _quoted(p: Prose, c: Candidate) -> bool:
+    """A decision the review marked by quoting it."""
+    return any(q.inner_start <= c.start and c.end <= q.inner_end for q in p.quotes)
+
+
+def _described(p: Prose, start: int, end: int) -> tuple[int, Candidate] | None:
+    """The clause of a sentence that says what the change chose, with how strongly the
+    sentence says so (0: it opens with the change, 1: a choice verb, 2: code doing
+    something new), or None."""
+    sentence = p.masked[start:end].strip()
+    if len(tokens(sentence)) < DESCRIBED_MIN_TOKENS + 2:
+        return None  # "修复分两层。" announces what follows
+    if (
+        SUGGESTION.search(sentence)
+        or ABOUT_TESTS.match(p.text[start:end].strip())
+        or NO_CHANGE.match(sentence)
+    ):
+        return None
+    if CHANGE_LEAD.match(sentence):
+        strength = 0
+    elif NOT_DESCRIBED.search(sentence):
+        return None
+    elif CHOICE.search(sentence):
+        strength = 1
+    elif CODE_SUBJECT.match(sentence):
+        strength = 2
+    else:
+        return None
+    clauses = p.clauses(start, end)
+    for i, clause in enumerate(clauses):
+        if strength != 1 or CHOICE.search(p.masked, clause.start, clause.end):
+            last = clause.end
+            for following in clauses[i + 1 :]:  # a short clause takes the next ones along
+                if len(tokens(p.text[clause.start : last])) >= DESCRIBED_MIN_TOKENS:
+                    break
+                last = following.end
+            return strength, Candidate(clause.start, last, DESCRIBED)
+    return None
+
+
+def settle_described(
+    texts: Sequence[str], mentions: Sequence[tuple[Mention, ...]]
+) -> list[tuple[Mention, ...]]:
+    """Each entry's mentions with its described decisions kept, when the digest (the
+    entries with these `texts`) mostly describes its decisions, or dropped."""
+    quoting = sum(
+        any(
+            m.kind is Kind.DECISION
+            and m.detail != DESCRIBED
+            and m.start > 0
+            and (m.field is Field.TEXT and text[m.start - 1] in QUOTE_OPENERS)
+            for m in found
+        )
+        for text, found in zip(texts, mentions, strict=True)
+    )
+    drop = quoting >= QUOTING_SHARE * len(texts)
+    settled = []
+    for found in mentions:
+        if not any(m.detail == DESCRIBED for m in found):
+            settled.append(found)
+            continue
+        kept = (
+            m._replace(detail="") if m.detail == DESCRIBED else m
+            for m in found
+            if not (drop and m.detail == DESCRIBED)
+        )
+        settled.append(tuple(sorted(kept)))
+    return settled
 
 
 def _in_sentence(p: Prose, start: int, end: int) -> list[Candidate]:
