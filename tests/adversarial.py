@@ -17,6 +17,7 @@ Reusable by any test (and by the extractors other branches add, with no change h
 from __future__ import annotations
 
 import importlib
+import inspect
 import multiprocessing
 import pkgutil
 import re
@@ -37,13 +38,19 @@ def module_patterns(package: str = "kgraph") -> list[tuple[str, Any]]:
     modules = pkgutil.walk_packages(root.__path__, package + ".")
     names = [package, *sorted(m.name for m in modules)]
     found: dict[int, tuple[str, Any]] = {}
+    defined: set[int] = set()  # patterns named where they are assigned, not where imported
     for name in names:
         if name.endswith("__main__"):
             continue  # importing it would be harmless, but it is the CLI, not a library module
         module = importlib.import_module(name)
+        source = inspect.getsource(module)
         for attr, value in sorted(vars(module).items()):
+            assigned = re.search(rf"^{re.escape(attr)}\s*(?::[^=\n]+)?=", source, re.M)
             for pattern in _patterns_in(value, depth=2):
-                found.setdefault(id(pattern), (f"{name}.{attr}", pattern))
+                if id(pattern) not in found or (assigned and id(pattern) not in defined):
+                    found[id(pattern)] = (f"{name}.{attr}", pattern)
+                if assigned:
+                    defined.add(id(pattern))
     return sorted(found.values(), key=lambda item: item[0])
 
 

@@ -51,8 +51,8 @@ def test_issue_numbers_are_one_key_however_written_and_zero_is_no_issue() -> Non
     ],
 )
 def test_advice_cases(text: str, advice: str) -> None:
-    (mention,) = extract_advice(entry(text))
-    assert mention.key == advice
+    general = extract_advice(entry(text))[0]  # the advice for everyone comes first
+    assert (general.key, general.detail) == (advice, "")
 
 
 def test_advice_absent_when_the_review_gives_none() -> None:

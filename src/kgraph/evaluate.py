@@ -17,6 +17,16 @@ after normalisation. Then, per kind, extracted values are matched one-to-one to 
 - advice: the PR's `kg:readingAdvice` equals the gold `reading_advice`;
 - PRs: a gold entry is found when a PR has its title.
 
+Two views of the same values are reported beside them:
+
+- files by how the review wrote them, `files·backtick` and `files·bare`: a file is
+  backticked when its entry's text has it (or its basename's path tail) in a code span; a
+  gold file uses the gold's `files_written`, else its `spans`;
+- `decisions·sentence`: a decision counts where its sentence holds one. Each decision, found
+  or gold (its `decisions_detail` sentence when given), is mapped to the sentence of the
+  PR's entries that holds it; the sentences are then matched exactly. Span boundaries are a
+  matter of taste; whether the review's sentence states a decision is not.
+
 Precision is matched extracted values over extracted values, recall matched gold values
 over gold values, both summed over all entries (micro-averaged). Values extracted for PRs
 that no gold entry describes count against precision.
@@ -34,11 +44,25 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgraph import outputs
-from kgraph.extract.prose import overlap
+from kgraph.extract.code import CODE_SPAN
+from kgraph.extract.prose import overlap, prose
 from kgraph.link import normalize_title
 from kgraph.vocab import NAMESPACES
 
-KINDS = ("prs", "files", "symbols", "issues", "decisions", "patterns", "topics", "people", "advice")
+KINDS = (
+    "prs",
+    "files",
+    "files·backtick",
+    "files·bare",
+    "symbols",
+    "issues",
+    "decisions",
+    "decisions·sentence",
+    "patterns",
+    "topics",
+    "people",
+    "advice",
+)
 DECISION_OVERLAP = 0.5
 
 
@@ -83,11 +107,11 @@ class Evaluation:
 
     def table(self) -> str:
         lines = [
-            f"{'kind':<10} {'gold':>5} {'found':>6} {'matched':>8} {'precision':>10} {'recall':>7}"
+            f"{'kind':<18} {'gold':>5} {'found':>6} {'matched':>8} {'precision':>10} {'recall':>7}"
         ]
         for s in self.scores:
             lines.append(
-                f"{s.kind:<10} {s.gold:>5} {s.found:>6} {s.matched_gold:>8} "
+                f"{s.kind:<18} {s.gold:>5} {s.found:>6} {s.matched_gold:>8} "
                 f"{s.precision:>10.3f} {s.recall:>7.3f}"
             )
         return "\n".join(lines)
@@ -101,6 +125,7 @@ class PullRequestView:
     title: str
     titles: set[str] = field(default_factory=set)
     values: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    texts: list[str] = field(default_factory=list)  # its entries' titles and summaries
 
 
 @dataclass(slots=True)
@@ -206,6 +231,14 @@ def _view(nodes: Nodes, edges: Edges) -> GraphView:
         pr.values["topics"] = [first(t, "label") for t in targets["hasTopic"]]
         pr.values["people"] = [first(t, "label") for t in targets["involves"]]
         pr.values["advice"] = [_text(v) for v in attrs.get("readingAdvice", [])][:1]
+        entries = sorted(out[(node_id, "describedBy")])
+        pr.texts = [first(e, name) for e in entries for name in ("title", "text")]
+        spans = _code_spans(pr.texts)
+        for path in pr.values["files"]:
+            pr.values["files·" + _written(path, spans)].append(path)
+        pr.values["decisions·sentence"] = [
+            s for d in pr.values["decisions"] if (s := _sentence_of(d, pr.texts))
+        ]
         prs.append(pr)
     return GraphView(prs, topic_of)
 
@@ -219,6 +252,33 @@ _RELATIONS = {
     "topics": "hasTopic",
     "people": "involves",
 }
+
+
+def _code_spans(texts: Iterable[str]) -> set[str]:
+    return {m.group(1).strip().removeprefix("./") for t in texts for m in CODE_SPAN.finditer(t)}
+
+
+def _written(path: str, spans: set[str]) -> str:
+    """ "backtick" when a code span names the file: its path, or a tail of it."""
+    parts = path.split("/")
+    tails = {"/".join(parts[i:]) for i in range(len(parts))}
+    return "backtick" if tails & spans else "bare"
+
+
+def _sentence_of(text: str, texts: Sequence[str]) -> str:
+    """The sentence of `texts` that holds `text` (or overlaps it most, at least half), with
+    its blanks folded; "" when none does."""
+    folded = " ".join(text.split())
+    best, best_score = "", DECISION_OVERLAP
+    for whole in texts:
+        p = prose(whole)
+        for start, end in p.sentences():
+            sentence = " ".join(whole[start:end].split())
+            if folded and folded in sentence:
+                return sentence
+            if sentence and (score := overlap(folded, sentence)) >= best_score:
+                best, best_score = sentence, score
+    return best
 
 
 def _text(value: object) -> str:
@@ -293,7 +353,34 @@ def _element_lines(text: str) -> list[int]:
         at = decoder.raw_decode(text, at)[1]
 
 
-def _gold_values(g: dict, kind: str) -> list[str]:
+def _gold_values(g: dict, kind: str, pr: PullRequestView | None = None) -> list[str]:
+    if kind in ("files·backtick", "files·bare"):
+        written = g.get("files_written")
+        written = written if isinstance(written, dict) else {}
+        spans = {
+            str(s.get("normalized") or s.get("text"))
+            for s in g.get("spans", [])
+            if isinstance(s, dict) and s.get("class") == "file"
+        }
+        form = kind.split("·")[1]
+        return [
+            f
+            for f in map(str, g.get("files", []))
+            if written.get(f, "backtick" if f in spans else "bare") == form
+        ]
+    if kind == "decisions·sentence":
+        if pr is None:
+            return []
+        details = {
+            d.get("text"): d.get("sentence")
+            for d in g.get("decisions_detail", [])
+            if isinstance(d, dict)
+        }
+        return [
+            s
+            for d in map(str, g.get("decisions", []))
+            if (s := _sentence_of(details.get(d) or d, pr.texts) or _sentence_of(d, pr.texts))
+        ]
     if kind == "symbols":
         return [*g.get("symbols", []), *g.get("external_symbols", [])]
     if kind == "people":
@@ -320,8 +407,14 @@ def _matchers(view: GraphView) -> dict[str, Matcher]:
         score = overlap(extracted, gold)
         return score if score >= DECISION_OVERLAP else 0.0
 
+    def file(extracted: str, gold: str) -> float:
+        return float(extracted == gold or extracted.endswith("/" + gold))
+
     return {
-        "files": lambda x, g: float(x == g or x.endswith("/" + g)),
+        "files": file,
+        "files·backtick": file,
+        "files·bare": file,
+        "decisions·sentence": exact,
         "symbols": lambda x, g: float(x == g or x.endswith(("." + g, "::" + g))),
         "issues": exact,
         "decisions": decision,
@@ -371,7 +464,7 @@ def evaluate(gold: Sequence[dict], view: GraphView) -> Evaluation:
             seen.add(id(pr))
         for kind in KINDS[1:]:
             got = _unique(pr.values[kind]) if pr is not None else []
-            wanted = _unique(_gold_values(g, kind))  # a name written twice is one value
+            wanted = _unique(_gold_values(g, kind, pr))  # a name written twice is one value
             _count(counts[kind], entry, kind, got, wanted, matchers[kind], differences)
     for pr in view.prs:  # PRs no gold entry describes: all they hold is unasked for
         counts["prs"][1] += 1

@@ -26,17 +26,18 @@ LIGHT_ZH = (
     r"(?:快速|粗略|大致|简单|整体)?(?:扫|瞄|瞟|过|浏览|翻|看)(?:一眼|一遍|一下|两眼|一过)"
     r"[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好|足矣)"
     r"|略读|略看|略过|粗看|速读|快速浏览|浏览即可|可快速过|快速过|快速扫|扫一下|扫一眼"
-    r"|了解(?:一下)?(?:结论|新写法|即可)|知道结论|几分钟就能看完"
+    r"|了解(?:一下)?(?:结论|新写法|即可)|知道结论|几分钟就能看完|一目了然"
 )
 SKIM_EN = (
     r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
-    r"|\bskim(?:ming|med)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b|quick look is enough"
-    r"|\bquick read\b"
+    r"|\bskim(?:ming|med)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b|\bquick (?:look|pass)\b"
+    r"|\bquick read\b|\bshort and mechanical\b|\bis easy\b|\beasy to follow\b"
 )
 CLOSE_EN = (
     r"worth (?:a )?(?:careful |close(?:ly)? |slow )?read(?:ing)?(?: closely| carefully)?"
-    r"|read (?:it |this )?(?:closely|carefully|line by line)|\bline by line\b"
-    r"|\bclose read\b|\bcareful read\b|recommended reading|must[- ]read|deserves? a (?:careful |close )?look"
+    r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line)|\bline by line\b"
+    r"|\bclose read\b|\bcareful (?:read|look)\b|recommended reading|must[- ]read"
+    r"|deserves? a (?:careful |close )?look"
 )
 SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?{CLOSE_ZH}|{LIGHT_ZH}|{SKIM_EN}"
 CLOSE_READ = rf"{CLOSE_ZH}|值得一读|值得对照|多看(?:两|几)眼|值得细看|推荐阅读|{CLOSE_EN}"
@@ -51,10 +52,12 @@ OTHERS = regex.compile(
 READERS_ZH = regex.compile(
     r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉)[^，,。；;\n]{1,30}?"
     r"(?:的)?(?:同学|人|读者|工程师|开发者|维护者|贡献者|团队)"
+    r"|[^，,。；;\n\s]{1,30}?(?:相关)?的(?:同学|读者|工程师|开发者|维护者|贡献者|团队)"
 )
 READERS_EN = regex.compile(
-    r"\b(?:anyone|people|those|engineers?|maintainers?|readers?|folks)\s+"
-    r"(?:who|working on|touching|maintaining|owning|that)\b[^.;!?\n,]{2,60}",
+    r"\b(?:anyone|people|those|engineers?|maintainers?|readers?|folks|reviewers?)\s+"
+    r"(?:who|working on|touching|maintaining|owning|running|of|that)\b[^.;!?\n,]{2,60}"
+    r"|\bif you (?:own|maintain|touch|work on|run|review)\b[^.;!?\n,]{2,60}",
     regex.IGNORECASE,
 )
 

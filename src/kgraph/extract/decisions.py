@@ -154,7 +154,8 @@ NOT_DESCRIBED = regex.compile(
 )
 ABOUT_TESTS = regex.compile(
     r"^(?:[-*•]\s*)?(?:新增的?\s*)?"
-    r"(?:测试|用例|单测|(?:the |a |new )*tests?\b|[\w/]*test_\w+|`?tests/|`test_|no test|there is no)",
+    r"(?:测试|用例|单测|(?:the |a |new )*tests?\b|[\w/]*test_\w+|`?tests/|`test_"
+    r"|no test|there is no)",
     regex.IGNORECASE,
 )
 DESCRIBED_MIN_TOKENS = 6

@@ -4,8 +4,8 @@ Names are read from the title, through the topic table (`schemas/topics.ttl` plu
 user's), which also folds aliases into one topic (`PD` is `P/D`), and from the shapes
 component names take: acronyms (`TOCTOU`, `FP8`), product names in mixed case
 (`MooncakeStore`, `DeepSeek-V4`) and, in a Chinese title, hyphenated Latin terms
-(`routed-experts`). Code is never a topic: backticked spans are skipped, and so are
-identifiers (`module_path`, `LookupResult`).
+(`routed-experts`), and pairs of names (`LRU/ARC`). Code is never a topic: backticked
+spans are skipped, and so are identifiers (`module_path`, `LookupResult`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ ACRONYM = regex.compile(r"^[A-Z][A-Z0-9]{1,7}")
 MIXED_CASE = regex.compile(r"^[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 HYPHENATED = regex.compile(r"^[a-z][a-z0-9]+(?:-[a-z0-9]+)+")
 CJK = regex.compile(r"\p{Han}")
+# `LRU/ARC`, `P/D`: two component names joined by a slash (a path has small letters or a dot).
+PAIR = regex.compile(r"(?<![\w./\-])[A-Z][A-Za-z0-9]*+/[A-Z][A-Za-z0-9]*+(?![\w/(\-]|\.\w)")
 NOT_TOPICS = frozenset(
     "PR PRS API ID IDS OK TODO WIP CI CD UI URL HTTP JSON YAML CLI API NOTE FIX BUG TEST DOC "
     "DOCS README".split()
@@ -56,6 +58,11 @@ def _topics(text: str, field: Field, knowledge: Knowledge) -> list[Mention]:
             mentions.append(Mention(Kind.TOPIC, label, text[start:end], start, end, field))
             taken.append(match.span())
     chinese = bool(CJK.search(text))
+    for match in PAIR.finditer(masked):
+        if not any(a < match.end() and match.start() < b for a, b in taken):
+            word = match.group(0)
+            mentions.append(Mention(Kind.TOPIC, word, word, match.start(), match.end(), field))
+            taken.append(match.span())
     for match in WORD.finditer(masked):
         if any(a < match.end() and match.start() < b for a, b in taken):
             continue
