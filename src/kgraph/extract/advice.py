@@ -27,17 +27,22 @@ LIGHT_ZH = (
     r"[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好|足矣)"
     r"|略读|略看|略过|粗看|速读|快速浏览|浏览即可|可快速过|快速过|快速扫|扫一下|扫一眼"
     r"|了解(?:一下)?(?:结论|新写法|即可)|知道结论|几分钟就能看完|一目了然"
+    r"|看个大概|过目即可|扫读|粗读|简单看看|看看就行|随便看看|瞄一眼|一带而过|无需深究|不用深究"
+    r"|(?:可以|可)跳过|不用细看|看(?:标题|描述|结论)就(?:够|行)"
 )
 SKIM_EN = (
     r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
     r"|\bskim(?:ming|med)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b|\bquick (?:look|pass)\b"
     r"|\bquick read\b|\bshort and mechanical\b|\bis easy\b|\beasy to follow\b"
+    r"|\blight read\b|\bskimmable\b|\bat a glance\b|\bnothing subtle\b|\bnot much to see\b"
+    r"|\bquick review\b|\bmechanical change\b|\bcan be skipped\b"
 )
 CLOSE_EN = (
     r"worth (?:a )?(?:careful |close(?:ly)? |slow )?read(?:ing)?(?: closely| carefully)?"
     r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line)|\bline by line\b"
     r"|\bclose read\b|\bcareful (?:read|look)\b|recommended reading|must[- ]read"
-    r"|deserves? a (?:careful |close )?look"
+    r"|deserves? a (?:careful |close )?look|\bworth (?:your|the) time\b|\bin detail\b"
+    r"|\bworth studying\b|\bcareful review\b|\btake your time\b|\bread (?:it )?slowly\b"
 )
 SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?{CLOSE_ZH}|{LIGHT_ZH}|{SKIM_EN}"
 CLOSE_READ = rf"{CLOSE_ZH}|值得一读|值得对照|多看(?:两|几)眼|值得细看|推荐阅读|{CLOSE_EN}"

@@ -95,6 +95,8 @@ def _bare(text: str, field: Field, repo: str | None) -> Iterator[Mention]:
                 continue
             if pattern is DOTTED and not _code_like_dotted(name):
                 continue
+            if pattern is CALL and not _code_like_call(name):
+                continue
             if ALL_CAPS.match(name.replace(".", "")):
                 continue  # constants and environment variables are not followed bare
             kind, key, _detail = code.classify(name, "", repo)
@@ -142,11 +144,21 @@ def _domain(name: str) -> bool:
 
 
 def _code_like_dotted(name: str) -> bool:
-    """`Scheduler.schedule`, `self.block_pool`, `torch.cuda`: not `e.g`, `vllm.ai`."""
-    parts = name.split(".")
+    """`Scheduler.schedule`, `torch.cuda`-like names with a class or module head; not `e.g`,
+    `vllm.ai`, nor an attribute of a local variable (`req.block_hashes`, `self.x`), which
+    names no definition."""
+    parts = name.removesuffix("()").split(".")
     if parts[-1].lower() in TOP_LEVEL_DOMAINS or any(len(p) < 2 for p in parts):
         return False
-    return any("_" in p or p[0].isupper() for p in parts) or parts[0] in ("self", "cls")
+    return parts[0][0].isupper() and not parts[0].isupper()
+
+
+def _code_like_call(name: str) -> bool:
+    """`sync_dp_state()`, `LookupResult()`, `Foo.bar()`: not `result()`, a word called."""
+    callee = name.removesuffix("()")
+    if "." in callee:
+        return _code_like_dotted(callee)
+    return "_" in callee or any(c.isupper() for c in callee[1:]) or callee[0].isupper()
 
 
 def _in_url(masked: str, position: int) -> bool:

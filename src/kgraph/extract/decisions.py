@@ -209,7 +209,7 @@ def _mentions(text: str, field: Field) -> list[Mention]:
         found.extend(
             c
             for i, (strength, c) in enumerate(ranked)
-            if i == 0 or (i < MAX_DESCRIBED and strength == 0)
+            if i == 0 or (i < MAX_DESCRIBED and strength <= 1)
         )
     mentions: list[Mention] = []
     for c in _outermost(found):
