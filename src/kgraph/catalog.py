@@ -22,6 +22,7 @@ import pyoxigraph as ox
 import regex
 
 from kgraph.cues import CueGate
+from kgraph.errors import UsageError
 from kgraph.graph import Text
 from kgraph.vocab import KG, NAMESPACES
 
@@ -31,7 +32,7 @@ BUILTIN_PATTERNS = "patterns.ttl"
 BUILTIN_TOPICS = "topics.ttl"
 
 
-class CatalogError(ValueError):
+class CatalogError(UsageError, ValueError):
     """A catalog or topic file that cannot be used, as `FILE:LINE: message`."""
 
     def __init__(self, source: str, line: int, message: str) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgraph import outputs
+from kgraph.errors import KgraphError
 from kgraph.terminal import printable
 
 SHARED = "sharesCodeWith"
@@ -32,7 +33,7 @@ DESCRIBED = "describedBy"
 TOUCHES = ("touchesFile", "mentionsSymbol")
 
 
-class DiffError(ValueError):
+class DiffError(KgraphError, ValueError):
     """An output folder cannot be read; the message names the file."""
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgraph import outputs
+from kgraph.errors import KgraphError
 from kgraph.extract.code import CODE_SPAN
 from kgraph.extract.prose import overlap, prose
 from kgraph.link import normalize_title
@@ -66,7 +67,7 @@ KINDS = (
 DECISION_OVERLAP = 0.5
 
 
-class EvalError(ValueError):
+class EvalError(KgraphError, ValueError):
     """A gold file or graph that cannot be evaluated, as `FILE:LINE: message`."""
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import regex
 
+from kgraph.errors import KgraphError, UsageError
 from kgraph.results import Answer, char_width, from_pyoxigraph
 from kgraph.store import open_graph
 from kgraph.vocab import NAMESPACES
@@ -65,11 +66,11 @@ def _param_rows(text: str) -> list[re.Match[str]]:
     ]
 
 
-class QueryError(Exception):
+class QueryError(UsageError):
     """A query that cannot be run as given: the message says what to change."""
 
 
-class EvaluationError(Exception):
+class EvaluationError(KgraphError):
     """A well-formed query failed while running (the store, or the query's own errors)."""
 
 

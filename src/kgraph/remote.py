@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
+from kgraph.errors import KgraphError
 from kgraph.query import check_syntax
 from kgraph.results import Answer, Boolean, Solutions, Triples, from_pyoxigraph
 
@@ -27,7 +28,7 @@ USER_AGENT = "kgraph"
 SERVER_SAYS = 400  # characters of a server's error page kept in a message
 
 
-class RemoteError(Exception):
+class RemoteError(KgraphError):
     """A request failed: the server was unreachable or answered with an error."""
 
     def __init__(self, message: str, status: int | None = None) -> None:

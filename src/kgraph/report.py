@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 
 from kgraph import __version__
+from kgraph.errors import EXIT_OK, EXIT_USAGE
+from kgraph.errors import EXIT_PROBLEMS as EXIT_UNTRUSTED  # built, but an entry was skipped…
 from kgraph.model import Severity
 from kgraph.pipeline import BuildResult
 
-EXIT_OK = 0  # built cleanly (warnings, if any, were printed)
-EXIT_UNTRUSTED = 1  # built, but an entry was skipped or an input or output failed
-EXIT_USAGE = 2  # the command line was wrong (click's own code for usage errors)
+__all__ = ["EXIT_OK", "EXIT_UNTRUSTED", "EXIT_USAGE", "exit_code", "render_report", "to_report"]
 
 REPORT_VERSION = 1
 

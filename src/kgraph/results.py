@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import pyoxigraph as ox
 
+from kgraph.errors import UsageError
 from kgraph.terminal import printable
 from kgraph.vocab import DEFAULT_BASE, NAMESPACES
 
@@ -30,7 +31,7 @@ GRAPH_FORMATS = ("table", "turtle", "ntriples")
 FORMATS = ("table", "csv", "tsv", "json", "turtle", "ntriples")
 
 
-class FormatError(Exception):
+class FormatError(UsageError):
     """An output format that does not fit the query's form (CSV for a CONSTRUCT)."""
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgraph import outputs
+from kgraph.errors import KgraphError, UsageError
 
 STORE_DIR = ".kgraph-store"
 STAMP = "kgraph-stamp.json"
@@ -34,11 +35,11 @@ SOURCES: tuple[tuple[str, ox.RdfFormat], ...] = (
 )
 
 
-class GraphNotFound(Exception):
+class GraphNotFound(UsageError):
     """The folder holds no RDF export to query."""
 
 
-class GraphUnreadable(Exception):
+class GraphUnreadable(KgraphError):
     """The RDF export does not parse: `FILE:LINE: message`."""
 
 

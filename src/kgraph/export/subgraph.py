@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from kgraph.errors import UsageError
 from kgraph.graph import KnowledgeGraph, Node
 
 CODE_KINDS = frozenset({"SourceFile", "CodeSymbol"})
@@ -26,8 +27,10 @@ class Selection:
     note: str = ""  # what was left out and how to see it; empty when nothing was
 
 
-class FocusError(ValueError):
+class FocusError(UsageError, ValueError):
     """A --focus name that matches no node."""
+
+    option = "--focus"
 
 
 def is_shared_code(node: Node) -> bool:

@@ -16,9 +16,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from kgraph.errors import UsageError
 
-class SourceError(Exception):
+
+class SourceError(UsageError):
     """A `--source` that cannot be read: no such folder, not git, unknown revision."""
+
+    option = "--source"
 
 
 @dataclass(frozen=True, slots=True)
