@@ -171,19 +171,23 @@ def build_graph(
 
 def run(
     inputs: Sequence[str],
-    out_dir: Path,
+    out_dir: Path | None,
     options: BuildOptions | None = None,
     progress: Progress | None = None,
     waiting: Callable[[], object] = lambda: None,
 ) -> BuildResult:
     """Build and write the graph; source indexes and per-digest extractions are cached in
     `out_dir/.kgraph/`. A build into a folder another build is writing waits for it,
-    after calling `waiting`.
+    after calling `waiting`. With `out_dir` None the graph is built in memory only:
+    nothing is written, cached or read back.
 
     Raises `kgraph.source.SourceError` when a `--source` cannot be read.
     """
     options = options or BuildOptions()
     progress = progress or Progress()
+    if out_dir is None:
+        with _without_cycle_collection():
+            return _run(inputs, None, options, progress)
     with folder_locked(out_dir, waiting), _without_cycle_collection():
         return _run(inputs, out_dir, options, progress)
 
@@ -206,17 +210,23 @@ def _without_cycle_collection() -> Iterator[None]:
 
 
 def _run(
-    inputs: Sequence[str], out_dir: Path, options: BuildOptions, progress: Progress
+    inputs: Sequence[str], out_dir: Path | None, options: BuildOptions, progress: Progress
 ) -> BuildResult:
     started = time.perf_counter()
     loaded = [load_source(spec, out_dir) for spec in options.sources]
-    cache = ExtractionCache(out_dir) if options.cache else None
+    cache = ExtractionCache(out_dir) if options.cache and out_dir is not None else None
     stages: dict[str, float] = {}
     graph, digests, read, skipped, problems, (cached, removed) = build_graph(
         inputs, options, [s.index for s in loaded], cache, progress, stages
     )
     built = time.perf_counter()
     checkpoint()
+    if out_dir is None:  # in memory (kgraph.build without a folder): nothing to write
+        progress.clear()
+        seconds = built - started
+        return BuildResult(
+            graph, digests, read, skipped, problems, [], seconds, loaded, cached, 0, stages
+        )
     try:
         export = ExportInput(
             graph,

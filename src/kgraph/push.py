@@ -91,7 +91,7 @@ def read_triples(out_dir: Path) -> list[ox.Triple]:
     source, rdf_format = graph_source(out_dir)
     try:
         return sorted({q.triple for q in ox.parse(path=str(source), format=rdf_format)}, key=str)
-    except SyntaxError as error:
+    except (SyntaxError, MemoryError) as error:
         raise unreadable(source, error) from None
 
 

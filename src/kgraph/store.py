@@ -105,14 +105,32 @@ def _in_memory(source: Path, rdf_format: ox.RdfFormat) -> ox.Store:
     return store
 
 
+def in_memory(data: bytes, rdf_format: ox.RdfFormat, source: str) -> ox.Store:
+    """A store of a graph held as bytes (`kgraph.build` without a folder)."""
+    store = ox.Store()
+    try:
+        store.bulk_load(input=data, format=rdf_format)
+    except (SyntaxError, MemoryError) as error:
+        raise unreadable(Path(source), error) from None
+    return store
+
+
 def _load(store: ox.Store, source: Path, rdf_format: ox.RdfFormat) -> None:
     try:
         store.bulk_load(path=str(source), format=rdf_format)
-    except SyntaxError as error:
+    except (SyntaxError, MemoryError) as error:
         raise unreadable(source, error) from None
 
 
-def unreadable(source: Path, error: SyntaxError) -> GraphUnreadable:
+def unreadable(source: Path, error: SyntaxError | MemoryError) -> GraphUnreadable:
+    """What a parser's refusal means. pyoxigraph raises MemoryError for one token (a
+    literal, an IRI) longer than its 16 MiB buffer: a graph an older kgraph wrote from an
+    entry that the size limit now keeps out (`kgraph.limits`); rebuilding fixes it."""
+    if isinstance(error, MemoryError):
+        return GraphUnreadable(
+            f"{source}:0: not loadable: a term is longer than pyoxigraph's 16 MiB limit "
+            f"({error}); rebuild it with this kgraph, which skips entries that long"
+        )
     return GraphUnreadable(f"{source}:{error.lineno or 0}: not valid RDF: {error.msg}")
 
 

@@ -14,6 +14,7 @@ import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from io import BytesIO
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, BinaryIO, cast
@@ -114,6 +115,17 @@ def exporter_named(name: str) -> Exporter:
         if exporter.name == name:
             return exporter
     raise KeyError(name)
+
+
+def to_bytes(graph: KnowledgeGraph, base: str, name: str) -> bytes:
+    """One output, as the file `export_all` would write, in memory (`kgraph.build` without
+    a folder gives its graph to pyoxigraph, rdflib and networkx this way)."""
+    exporter = exporter_named(name)
+    buffer = BytesIO()
+    out = reuse.BlockFile(buffer, separated=exporter.separated)
+    exporter.write(ExportInput(graph, base), {name: out})
+    out.close()
+    return buffer.getvalue()
 
 
 def export_all(
