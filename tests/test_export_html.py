@@ -276,7 +276,8 @@ def test_export_html_command_needs_a_built_graph(tmp_path) -> None:
     for broken in ("{oops", '{"edges": []}', '{"nodes": [{"id": 1}], "edges": []}'):
         (tmp_path / "graph.json").write_text(broken, "utf-8")
         result = CliRunner().invoke(cli, ["html", str(tmp_path)])
-        assert result.exit_code == 2, broken
+        # A graph that cannot be read is a problem (1), as in `diff` and `eval`; not usage.
+        assert result.exit_code == 1, broken
         assert "graph.json: not a kgraph graph.json" in result.stderr
 
 

@@ -52,6 +52,7 @@ EXTRACTION_CODE = (
     "catalog.py",
     "corpus.py",
     "cues.py",
+    "errors.py",
     "graph.py",
     "interrupt.py",
     "limits.py",

@@ -1,53 +1,112 @@
-"""The `kgraph` command line: click over `kgraph.pipeline`, nothing else.
+"""The `kgraph` command line: click over `kgraph.api`, nothing else.
 
-Exit codes (kgraph.report): 0 built cleanly; 1 built, but an entry was skipped or an input
+Each command parses its options, calls the function of the same name in `kgraph.api` with
+them as keyword arguments of the same names, and prints what it returns. Failures kgraph
+foresaw (`kgraph.errors.KgraphError`) are printed as their one-line message; anything else
+is one line naming the command and the error (the traceback with `kgraph --debug`).
+
+Exit codes (kgraph.errors): 0 built cleanly; 1 built, but an entry was skipped or an input
 could not be read or an output written (with --strict: any warning); 2 usage error;
 130/143 interrupted by SIGINT/SIGTERM (kgraph.interrupt). `query` and `push`: 0 done; 1 the
 query, the server or the count check failed; 2 usage error (bad options, query syntax,
-unknown named query, missing parameter, no graph in the folder).
+unknown named query, missing parameter, no graph in the folder). Any command: 1 on an
+error kgraph did not foresee.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 
-from kgraph import __version__, evaluate, outputs, remote, results
-from kgraph import push as pushing
-from kgraph import query as queries
-from kgraph.atomic import write_atomic
-from kgraph.catalog import CatalogError, load_knowledge
-from kgraph.diff import DiffError, diff_outputs
-from kgraph.export import EXPORTERS, exporter_named
-from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
-from kgraph.export.subgraph import FocusError
-from kgraph.ingest import FORMATS
-from kgraph.interrupt import BuildFinished, Interrupted
-from kgraph.iri import is_absolute_iri
-from kgraph.link import DEFAULT_SHARE_LIMIT, LinkOptions
-from kgraph.pipeline import BuildOptions, run
-from kgraph.progress import Progress
-from kgraph.report import EXIT_UNTRUSTED, EXIT_USAGE, exit_code, render_report, summary_line
-from kgraph.source import SourceError, SourceSpec
-from kgraph.store import GraphNotFound, GraphUnreadable
-from kgraph.vocab import DEFAULT_BASE
+from kgraph import __version__, api, errors
+
+# What a failed write to stdout or stderr says (`> /dev/full`, a closed pipe): the
+# command's own output was lost, not one of its files.
+_OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, errno.EDQUOT})
+_MAX_SHOWN = 300  # characters of an unforeseen error's message on its line
+# A message that starts as a build's problems do, `FILE:LINE: error: …`, is shown as it is
+# (editors jump to it); any other is prefixed with `kgraph: `.
+_LOCATED = re.compile(r"[^\n]*?:\d+: (?:error|warning): ")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _unforeseen(ctx: click.Context, error: Exception) -> NoReturn:
+    """One line for an error no code path foresaw, exit 1; `--debug` raises it instead."""
+    if ctx.meta.get("kgraph.debug"):
+        raise error
+    if isinstance(error, OSError) and error.filename is None and error.errno in _OUTPUT_ERRNOS:
+        line = f"kgraph: cannot write the output: {error.strerror or error}"
+    else:
+        command = ctx.info_name or "kgraph"
+        said = " ".join(str(error).split())
+        said = said[:_MAX_SHOWN] + ("…" if len(said) > _MAX_SHOWN else "")
+        line = (
+            f"kgraph: {command} failed: {type(error).__name__}"
+            + (f": {said}" if said else "")
+            + f" (unforeseen; `kgraph --debug {command} …` shows the traceback)"
+        )
+    _say(line, err=True)
+    ctx.exit(errors.EXIT_PROBLEMS)
+
+
+class _Command(click.Command):
+    """A command whose every failure ends in one line on stderr and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except errors.KgraphError as error:
+            if error.option:
+                raise click.BadParameter(str(error), ctx=ctx, param_hint=error.option) from None
+            said = str(error)
+            _say(said if _LOCATED.match(said) else f"kgraph: {said}", err=True)
+            ctx.exit(error.exit_code)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except KeyboardInterrupt:  # SIGINT without the console script's handler (__main__)
+            stop = errors.Interrupted(signal.SIGINT)
+            _say(stop.message(), err=True)
+            ctx.exit(stop.exit_code)
+        except Exception as error:
+            _unforeseen(ctx, error)
+
+
+class _Group(click.Group):
+    command_class = _Command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as error:  # in parsing a command's options, before it ran
+            _unforeseen(ctx, error)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kgraph")
-def cli() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Show the Python traceback of an error kgraph did not foresee, instead of one line.",
+)
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
     """Build a knowledge graph of pull-request reviews from review digests.
 
     Start with `kgraph build DIGESTS... -o OUT`; open OUT/graph.html, or query OUT/graph.ttl
     with SPARQL.
     """
+    ctx.meta["kgraph.debug"] = debug
 
 
 @cli.command()
@@ -64,12 +123,12 @@ def cli() -> None:
 @click.option(
     "--format",
     "input_format",
-    type=click.Choice([f.name for f in FORMATS]),
+    type=click.Choice(api.INPUT_FORMATS),
     help="Read every input in this format instead of detecting it per file.",
 )
 @click.option(
     "--base",
-    default=DEFAULT_BASE,
+    default=api.DEFAULT_BASE,
     show_default=True,
     help="Base IRI of the graph's nodes (PRs, files, symbols…).",
 )
@@ -77,13 +136,13 @@ def cli() -> None:
     "--only",
     "only",
     multiple=True,
-    type=click.Choice([e.name for e in EXPORTERS]),
+    type=click.Choice(api.OUTPUTS),
     help="Write only these outputs (repeatable); default: all.",
 )
 @click.option(
     "--share-limit",
     type=click.IntRange(min=2),
-    default=DEFAULT_SHARE_LIMIT,
+    default=api.DEFAULT_SHARE_LIMIT,
     show_default=True,
     help="Code touched by more PRs than this is a hub: no sharesCodeWith pairs.",
 )
@@ -96,7 +155,7 @@ def cli() -> None:
 )
 @click.option(
     "--topics",
-    "topic_tables",
+    "topics",
     multiple=True,
     type=click.Path(dir_okay=False, path_type=Path),
     help="A SKOS file of topics and their aliases that extends the built-in table (repeatable).",
@@ -104,7 +163,7 @@ def cli() -> None:
 @click.option(
     "--html-max-nodes",
     type=click.IntRange(min=0),
-    default=DEFAULT_MAX_NODES,
+    default=api.DEFAULT_MAX_NODES,
     show_default=True,
     help="Draw at most this many nodes in graph.html, shared code first; 0 draws all.",
 )
@@ -113,7 +172,6 @@ def cli() -> None:
     "sources",
     multiple=True,
     metavar="OWNER/REPO=PATH[@REV]",
-    callback=lambda _ctx, _param, values: _source_specs(values),
     help="Resolve the files and symbols named in that repository's PRs against this checkout "
     "(a git repository, read at REV or HEAD, or a plain folder). Repeatable. The index is "
     "cached by commit in OUTPUT/.kgraph/.",
@@ -121,7 +179,7 @@ def cli() -> None:
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option(
     "--report",
-    "report_path",
+    "report",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also write every problem, with the entry counts, to this JSON file.",
 )
@@ -150,11 +208,11 @@ def build(
     only: tuple[str, ...],
     share_limit: int,
     catalogs: tuple[Path, ...],
-    topic_tables: tuple[Path, ...],
+    topics: tuple[Path, ...],
     html_max_nodes: int,
-    sources: tuple[SourceSpec, ...],
+    sources: tuple[str, ...],
     strict: bool,
-    report_path: Path | None,
+    report: Path | None,
     jobs: int,
     no_cache: bool,
     quiet: bool,
@@ -166,65 +224,37 @@ def build(
     Exit 0: built cleanly; 1: an entry was skipped, or an input could not be read or an
     output written (with --strict: any warning); 2: usage error.
     """
-    if not base.endswith(("/", "#")):
-        raise click.BadParameter("must end with '/' or '#'", param_hint="--base")
-    if not is_absolute_iri(base + "x"):
-        raise click.BadParameter("must be an absolute IRI", param_hint="--base")
-    if report_path is not None and _inside_outputs(report_path, out_dir):
-        raise click.BadParameter(
-            f"{report_path} is a file kgraph writes in {out_dir}", param_hint="--report"
-        )
-    exporters = [exporter_named(n) for n in only] if only else list(EXPORTERS)
-    try:
-        knowledge = load_knowledge(catalogs, topic_tables)
-    except CatalogError as error:
-        click.echo(str(error), err=True)
-        sys.exit(EXIT_USAGE)
-    options = BuildOptions(
-        base=base,
+    built = api.build(
+        inputs,
+        out_dir,
         input_format=input_format,
-        link=LinkOptions(share_limit=share_limit, knowledge=knowledge),
-        exporters=exporters,
-        export_options={"html_max_nodes": html_max_nodes},
+        base=base,
+        only=only,
+        share_limit=share_limit,
+        catalogs=catalogs,
+        topics=topics,
+        html_max_nodes=html_max_nodes,
         sources=sources,
+        strict=strict,
+        report=report,
         jobs=jobs,
         cache=not no_cache,
+        # A progress line only for a person watching: never in a pipeline's log.
+        progress=sys.stderr if not quiet and sys.stderr.isatty() else None,
+        waiting=lambda: click.echo(
+            f"kgraph: waiting for another build into {out_dir} to end", err=True
+        ),
     )
-    # A progress line only for a person watching: never in a pipeline's log.
-    progress = Progress(sys.stderr if not quiet and sys.stderr.isatty() else None)
-    try:
-        result = run(
-            list(inputs),
-            out_dir,
-            options,
-            progress,
-            lambda: click.echo(
-                f"kgraph: waiting for another build into {out_dir} to end", err=True
-            ),
-        )
-    except SourceError as error:
-        raise click.BadParameter(str(error), param_hint="--source") from error
-    except KeyboardInterrupt:  # SIGINT without the console script's handler (kgraph.__main__)
-        stop = Interrupted(signal.SIGINT)
-        click.echo(stop.message(), err=True)
-        sys.exit(stop.exit_code)
-    code = exit_code(result, strict)
-    unwritten = None
-    if report_path is not None:  # first: a reader of stdout that went away must not lose it
-        try:
-            write_atomic(report_path, render_report(result, strict))
-        except OSError as err:
-            unwritten = f"{report_path}:0: error: cannot write the report: {err.strerror}"
-            code = EXIT_UNTRUSTED
-    for problem in result.problems:
+    # The report is written by now: a reader of stdout that went away cannot lose it.
+    for problem in built.problems:
         _say(str(problem), err=True)
     if not quiet:
-        _say(result.summary())
-    if result.problems:
-        _say(summary_line(result), err=True)
-    if unwritten:
-        _say(unwritten, err=True)
-    raise BuildFinished(code)
+        _say(built.summary())
+    if built.problems:
+        _say(built.problem_count(), err=True)
+    if built.report_error:
+        _say(built.report_error, err=True)
+    raise errors.BuildFinished(built.exit_code)
 
 
 def _say(text: str, err: bool = False) -> None:
@@ -251,25 +281,13 @@ def diff(old_dir: Path, new_dir: Path, output_format: str) -> None:
     Both are `kgraph build` output folders (their graph.json is read). The first line is
     a one-line summary a pipeline can post to chat; details follow.
     """
-    try:
-        result = diff_outputs(old_dir, new_dir)
-    except DiffError as err:
-        click.echo(str(err), err=True)
-        sys.exit(EXIT_UNTRUSTED)
+    result = api.diff(old_dir, new_dir)
     if output_format == "json":
         click.echo(json.dumps(result.as_json(), ensure_ascii=False, indent=1))
         return
     click.echo(result.headline())
     for line in result.details():
         click.echo(line)
-
-
-def _inside_outputs(path: Path, out_dir: Path, page: bool = False) -> bool:
-    """Would writing `path` replace an export (the page too, unless `page`), or anything in
-    the build's own folder?"""
-    path, out_dir = path.resolve(), out_dir.resolve()
-    names = {e.filename for e in EXPORTERS if not (page and e.name == "html")}
-    return (path.parent == out_dir and path.name in names) or (out_dir / ".kgraph") in path.parents
 
 
 @cli.command("eval")
@@ -289,11 +307,7 @@ def eval_command(graph: Path, gold_path: Path, verbose: bool) -> None:
     those files. Gold entries are matched to PRs by title; the README gives the matching
     rule of each kind.
     """
-    try:
-        result = evaluate.run(gold_path, graph)
-    except evaluate.EvalError as error:
-        click.echo(str(error), err=True)
-        sys.exit(EXIT_UNTRUSTED)
+    result = api.evaluate(graph, gold_path)
     click.echo(result.table())
     if verbose:
         for d in result.differences:
@@ -321,7 +335,7 @@ def eval_command(graph: Path, gold_path: Path, verbose: bool) -> None:
 @click.option(
     "--max-nodes",
     type=click.IntRange(min=0),
-    default=DEFAULT_MAX_NODES,
+    default=api.DEFAULT_MAX_NODES,
     show_default=True,
     help="Draw at most this many nodes, most relevant first; 0 draws all.",
 )
@@ -340,66 +354,20 @@ def html(
     For a graph too big to read at once: `kgraph html output --focus _sliding_window_lookup`
     writes a page of that symbol, its PRs and their other code.
     """
-    source = graph_dir / "graph.json"
-    if not source.is_file():
-        raise click.UsageError(f"{source}: no graph.json here; run `kgraph build` first")
-    if outputs.stale(graph_dir, source.name):
-        raise click.UsageError(f"{source}: {outputs.STALE}")
-    if out_file is None:
-        name = "focus-" + _slug("-".join(focus)) + ".html" if focus else "graph.html"
-        out_file = graph_dir / name
-    elif _inside_outputs(out_file, graph_dir, page=True):
-        raise click.BadParameter(
-            f"{out_file} is a file kgraph build wrote in {graph_dir}", param_hint="--output"
+    page = api.draw(graph_dir, focus=focus, depth=depth, max_nodes=max_nodes, page=out_file)
+    click.echo(f"wrote {page}")
+
+
+def _password(user: str | None, password_env: str) -> str | None:
+    """The password for --user, from the environment: never from the command line."""
+    if user is None:
+        return None
+    password = os.environ.get(password_env)
+    if password is None:
+        raise errors.UsageError(
+            f"--user {user} needs the password in the environment variable {password_env}"
         )
-    title = "kgraph: " + ", ".join(focus) if focus else "kgraph"
-    options = HtmlOptions(title=title, max_nodes=max_nodes, focus=focus, depth=depth)
-    try:
-        page = render_json_file(source, options)
-    except FocusError as error:
-        raise click.BadParameter(str(error), param_hint="--focus") from error
-    except (ValueError, KeyError, TypeError) as error:
-        raise click.UsageError(f"{source}: not a kgraph graph.json ({error!r})") from error
-    write_atomic(out_file, page.encode("utf-8"))
-    if out_file.resolve() == (graph_dir / "graph.html").resolve():
-        outputs.redrawn(graph_dir, out_file.name, source.name)
-    click.echo(f"wrote {out_file}")
-
-
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in text)[:80] or "focus"
-
-
-def _source_specs(values: tuple[str, ...]) -> tuple[SourceSpec, ...]:
-    specs: list[SourceSpec] = []
-    for value in values:
-        try:
-            spec = SourceSpec.parse(value)
-        except ValueError as error:
-            raise click.BadParameter(str(error), param_hint="--source") from error
-        if not spec.path.is_dir():
-            raise click.BadParameter(f"{spec.path}: no such folder", param_hint="--source")
-        if any(s.repo == spec.repo for s in specs):
-            raise click.BadParameter(f"{spec.repo} is given twice", param_hint="--source")
-        specs.append(spec)
-    return tuple(specs)
-
-
-def _fail(message: str, code: int) -> None:
-    click.echo(f"kgraph: {message}", err=True)
-    sys.exit(code)
-
-
-def _server(user: str | None, password_env: str, timeout: float) -> remote.Server:
-    password = None
-    if user is not None:
-        password = os.environ.get(password_env)
-        if password is None:
-            _fail(
-                f"--user {user} needs the password in the environment variable {password_env}",
-                EXIT_USAGE,
-            )
-    return remote.Server(user, password, timeout)
+    return password
 
 
 _auth_options = [
@@ -414,7 +382,7 @@ _auth_options = [
     click.option(
         "--timeout",
         type=click.FloatRange(min=0.1),
-        default=60.0,
+        default=api.DEFAULT_TIMEOUT,
         show_default=True,
         help="Seconds to wait for each HTTP request.",
     ),
@@ -444,7 +412,7 @@ def _with_auth(command: Callable[..., None]) -> Callable[..., None]:
     "-f",
     "--format",
     "output_format",
-    type=click.Choice(results.FORMATS),
+    type=click.Choice(api.RESULT_FORMATS),
     default="table",
     show_default=True,
     help="table for people; csv, tsv, json: the W3C SPARQL results formats; "
@@ -491,41 +459,38 @@ def query_command(
     Exit codes: 0 answered; 1 the query or the server failed; 2 usage or syntax error.
     """
     if list_queries:
-        click.echo(queries.listing(), nl=False)
+        click.echo(api.list_queries(), nl=False)
         return
     wanted = (["OUTPUT_DIR"] if not endpoint else []) + (["QUERY.rq"] if not name else [])
     # --show runs nothing, so it needs no OUTPUT_DIR (but does not mind one).
     optional = 1 if show and not endpoint else 0
     if not len(wanted) - optional <= len(paths) <= len(wanted):
-        _fail(
+        raise errors.UsageError(
             f"expected {' '.join(wanted) or 'no arguments'} (got {len(paths)}); "
-            "see kgraph query --help",
-            EXIT_USAGE,
+            "see kgraph query --help"
         )
-    try:
-        chosen = queries.named_query(name) if name else queries.query_file(paths[-1])
-        text = queries.bind(chosen, queries.parse_params(params))
-        if show:
-            click.echo(text, nl=not text.endswith("\n"))
-            return
-        if endpoint:
-            answer = remote.query(
-                _server(user, password_env, timeout), endpoint, text, graphs, chosen.source
+    if name:
+        query = api.sparql(name=name, params=params)
+    else:
+        query = api.sparql(file=paths[-1], params=params)
+    if show:
+        click.echo(query.text, nl=not query.text.endswith("\n"))
+        return
+    if endpoint:
+        password = _password(user, password_env)
+        answer = api.ask_endpoint(
+            endpoint, query, graphs=graphs, user=user, password=password, timeout=timeout
+        )
+    else:
+        built = api.open(paths[0])
+        answer = built.query(query, cache=not no_cache)
+        if built.loaded == "memory" and not no_cache:
+            click.echo(
+                f"kgraph: cannot keep a store in {paths[0]}; the graph was loaded into "
+                "memory for this query only",
+                err=True,
             )
-        else:
-            local = queries.run_local(paths[0], text, chosen.source, cache=not no_cache)
-            if local.how == "memory" and not no_cache:
-                click.echo(
-                    f"kgraph: cannot keep a store in {paths[0]}; the graph was loaded into "
-                    "memory for this query only",
-                    err=True,
-                )
-            answer = local.answer
-        click.echo(results.render(answer, output_format), nl=False)
-    except (queries.QueryError, GraphNotFound, results.FormatError) as error:
-        _fail(str(error), EXIT_USAGE)
-    except (queries.EvaluationError, remote.RemoteError, GraphUnreadable) as error:
-        _fail(str(error), EXIT_UNTRUSTED)
+    click.echo(api.render(answer, output_format), nl=False)
 
 
 @cli.command("push")
@@ -546,7 +511,7 @@ def query_command(
 @click.option("--update", "update_url", metavar="URL", help="The store's SPARQL Update endpoint.")
 @click.option(
     "--graph",
-    default=pushing.DEFAULT_GRAPH,
+    default=api.DEFAULT_GRAPH,
     show_default=True,
     metavar="IRI",
     help="Named graph to load into (with --graph-per-digest: for facts no digest owns).",
@@ -559,7 +524,7 @@ def query_command(
 )
 @click.option(
     "--protocol",
-    type=click.Choice(pushing.PROTOCOLS),
+    type=click.Choice(api.PUSH_PROTOCOLS),
     default="auto",
     show_default=True,
     help="auto: the Graph Store protocol when --store is given, falling back to SPARQL "
@@ -568,7 +533,7 @@ def query_command(
 @click.option(
     "--chunk-size",
     type=click.IntRange(min=1),
-    default=pushing.DEFAULT_CHUNK,
+    default=api.DEFAULT_CHUNK,
     show_default=True,
     help="Triples per request.",
 )
@@ -600,25 +565,21 @@ def push_command(
     missing. The password for --user is read from an environment variable, never from
     the command line.
     """
-    target = pushing.Target(endpoint, store_url, update_url)
-    options = pushing.PushOptions(graph, replace, graph_per_digest, chunk_size, protocol)
-    progress = (lambda _: None) if quiet else (lambda m: click.echo(m, err=True))
-    try:
-        report = pushing.push(
-            out_dir, target, _server(user, password_env, timeout), options, progress
-        )
-    except Interrupted as stop:
-        stop.aftermath = (
-            "the store may hold part of the graph: push again to complete it "
-            "(with --replace to drop what this push left)"
-        )
-        raise
-    except (GraphNotFound, ValueError) as error:
-        _fail(str(error), EXIT_USAGE)
-    except remote.RemoteError as error:
-        _fail(f"push failed: {error}", EXIT_UNTRUSTED)
-    except GraphUnreadable as error:
-        _fail(str(error), EXIT_UNTRUSTED)
+    report = api.push(
+        out_dir,
+        endpoint,
+        store=store_url,
+        update=update_url,
+        graph=graph,
+        replace=replace,
+        per_digest=graph_per_digest,
+        chunk_size=chunk_size,
+        protocol=protocol,
+        user=user,
+        password=_password(user, password_env),
+        timeout=timeout,
+        progress=(lambda _: None) if quiet else (lambda m: click.echo(m, err=True)),
+    )
     for problem in report.problems:
         click.echo(f"kgraph: {problem}", err=True)
     if not quiet:
@@ -636,4 +597,4 @@ def push_command(
             )
         )
     if not report.verified:
-        sys.exit(EXIT_UNTRUSTED)
+        sys.exit(errors.EXIT_PROBLEMS)

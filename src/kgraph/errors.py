@@ -4,7 +4,9 @@ A `KgraphError` is a failure kgraph foresaw. Its message names what failed (`FIL
 an option, a server's address) and is shown as it is, by the CLI on one line of stderr,
 and by Python to a library user; its class says the exit code. Each module defines its own
 subclasses beside the code that raises them (`QueryError`, `DiffError`, `SourceError`…),
-so this module imports nothing of kgraph and every layer can use it.
+so this module imports nothing of kgraph's layers and every layer can use it. It also
+gives the CLI the two ways a command ends that are not errors (`kgraph.interrupt`): a
+stop by SIGINT or SIGTERM, and a finished build.
 
 Anything else that escapes a command is a bug or a condition nobody foresaw: the CLI prints
 one line naming the command and the error, and exits 1; `kgraph --debug` shows the
@@ -12,6 +14,18 @@ traceback instead.
 """
 
 from __future__ import annotations
+
+from kgraph.interrupt import BuildFinished, Interrupted
+
+__all__ = [
+    "EXIT_OK",
+    "EXIT_PROBLEMS",
+    "EXIT_USAGE",
+    "BuildFinished",
+    "Interrupted",
+    "KgraphError",
+    "UsageError",
+]
 
 EXIT_OK = 0  # done: built cleanly, answered, pushed and counted
 EXIT_PROBLEMS = 1  # done in part, or not at all: an entry was skipped, a file or server failed
