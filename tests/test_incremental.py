@@ -267,18 +267,18 @@ def test_incremental_cache_key_covers_every_module_extraction_imports() -> None:
 def test_incremental_cached_digest_reports_its_problems_again(tmp_path) -> None:
     """Problems are part of what a digest gave: a rebuild from the cache reports the same
     ones with the same exit code, so no skipped entry goes unreported."""
-    from kgraph.limits import MAX_READ_CHARS
+    from kgraph.limits import MAX_ENTRY_CHARS
 
     lines = [json.dumps({"title": f"Entry {i}", "summary": "Fine."}) for i in range(1, 5)]
     lines[2] = '{"title": "Entry 3", "summary": "cut here'
-    lines.append(json.dumps({"title": "Long", "summary": "`x.py` " * (MAX_READ_CHARS // 6)}))
+    lines.append(json.dumps({"title": "Long", "summary": "`x.py` " * (MAX_ENTRY_CHARS // 6)}))
     digest = tmp_path / "bad.jsonl"
     digest.write_text("\n".join(lines) + "\n", "utf-8")
     first = build([str(digest)], tmp_path / "out")
     again = build([str(digest)], tmp_path / "out")
     assert first[0] == again[0] == 1
     assert "bad.jsonl:3: error: invalid JSON" in first[2]
-    assert "bad.jsonl:5: warning: entry of" in first[2]
+    assert "bad.jsonl:5: error: entry skipped: its summary has" in first[2]
     assert again[2] == first[2]
     assert _counts(again[1]) == (0, 1, 0)
 

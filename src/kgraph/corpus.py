@@ -24,8 +24,8 @@ from kgraph.catalog import Knowledge
 from kgraph.extract import EXTRACTORS, extract_digest
 from kgraph.ingest import display_name, expand_inputs, read_digest
 from kgraph.interrupt import checkpoint, leave_stops_to_parent, signals_held
-from kgraph.limits import MAX_DIGEST_BYTES, readable_part
-from kgraph.model import Entry, Problem, ReadResult, Severity
+from kgraph.limits import MAX_DIGEST_BYTES
+from kgraph.model import Problem, ReadResult, Severity
 from kgraph.progress import Progress
 
 
@@ -53,17 +53,10 @@ class DigestReader:
         if self.cache is not None and (hit := self.cache.load(key)) is not None:
             return hit, key
         result = read_digest(data, source, self.forced)
-        readable_entries: list[Entry] = []
-        cuts: list[Problem] = []
-        for entry in result.entries:
-            checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
-            readable, cut = readable_part(entry)
-            if cut is not None:
-                cuts.append(cut)
-            readable_entries.append(readable)
-        mentions = extract_digest(readable_entries, EXTRACTORS, self.knowledge)
+        checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
+        mentions = extract_digest(result.entries, EXTRACTORS, self.knowledge)
         sha = result.digest.sha256 if result.digest else ""
-        value = ExtractedDigest(result, tuple(mentions), tuple(cuts), sha)
+        value = ExtractedDigest(result, tuple(mentions), (), sha)
         if self.cache is not None and result.digest is not None:
             self.cache.store(key, value)
         return value, key

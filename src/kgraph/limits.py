@@ -1,35 +1,63 @@
-"""How much of one entry the extractors read, and how large a digest may be: the bounds that
-keep a hostile digest fast, and an endless or enormous input from filling the memory.
+"""How large one entry and one digest may be: the bounds that keep every export loadable
+in the stores users load it into, a hostile digest fast, and an enormous input from
+filling the memory.
 
-Every extractor is linear (the tests audit each regex and time each extractor on hostile
-text), but some read a text many times over (the pattern catalog alone has some 700 cues),
-so a 20 MB "summary" would still take minutes. A review summary is a few thousand
-characters; past `MAX_READ_CHARS` the extractors read the beginning only, and the build says
-so. The entry itself, with its whole text, still goes into the graph.
+An entry's title, summary, URL and repository each become one RDF term (a literal or an
+IRI): one token of every export. The limits of the stores, measured by `bench/limits.py`
+(pyoxigraph 0.5, raptor2 2.0.16, Virtuoso 7.2):
+- pyoxigraph, so `kgraph query`, and the Oxigraph server: 16 MiB a token, its parsers'
+  buffer ("Reached the buffer maximal size of 16777216"); one byte more is refused.
+- rapper: no fixed limit, but its reading time grows with the square of a term's length:
+  0.04 s CPU for a term of 180 kB, 0.4 s for 600 kB, 3.5 s for 1.8 MB.
+- Virtuoso: stores a literal of 4,000,000 characters whole over SPARQL Update, which is
+  how `kgraph push` loads it (its Graph Store endpoint is not used for it).
+A review summary is a few thousand characters. `MAX_ENTRY_CHARS` characters, escaped at
+most six bytes each (`\u0001`: kgraph's escapes are never longer), make a term of at
+most 600 kB in any export: under a twentieth of pyoxigraph's limit, a seventh of what
+Virtuoso was seen to take, and under half a second for rapper. A longer entry is an error
+at its line: it is skipped and counted (exit code 1), and every other entry of its digest
+still goes into the graph. Nothing is cut short. The bound also caps what the extractors
+read of one entry, so a hostile summary cannot make them slow.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from kgraph.model import Entry, Problem, ReadResult, Severity
 
-from kgraph.model import Entry, Problem, Severity
-
-MAX_READ_CHARS = 300_000
+MAX_ENTRY_CHARS = 100_000
 # A digest is read whole, and decoded and split in memory: a few times its size. A real one
 # is a few hundred kilobytes, a 100,000-entry JSON Lines export some 60 MB.
 MAX_DIGEST_BYTES = 1 << 30
 
 
-def readable_part(entry: Entry) -> tuple[Entry, Problem | None]:
-    """The entry as the extractors see it, and a warning when it had to be cut."""
-    longest = max(len(entry.title), len(entry.text))
-    if longest <= MAX_READ_CHARS:
-        return entry, None
-    cut = dataclasses.replace(
-        entry, title=entry.title[:MAX_READ_CHARS], text=entry.text[:MAX_READ_CHARS]
+def _longest_field(entry: Entry) -> tuple[str, int]:
+    fields = (
+        ("title", entry.title),
+        ("summary", entry.text),
+        ("URL", entry.url or ""),
+        ("repository", entry.repo or ""),
     )
-    message = (
-        f"entry of {longest:,} characters: mentions are read from the first "
-        f"{MAX_READ_CHARS:,} characters of its title and summary; the whole text is kept"
-    )
-    return cut, Problem(entry.source, entry.line, message, Severity.WARNING)
+    name, text = max(fields, key=lambda field: len(field[1]))
+    return name, len(text)
+
+
+def within_limits(result: ReadResult) -> ReadResult:
+    """The digest's entries that every store can load; each longer one is an error at its
+    line, skipped and counted."""
+    kept: list[Entry] = []
+    problems = list(result.problems)
+    for entry in result.entries:
+        name, length = _longest_field(entry)
+        if length <= MAX_ENTRY_CHARS:
+            kept.append(entry)
+            continue
+        message = (
+            f"entry skipped: its {name} has {length:,} characters, over the "
+            f"{MAX_ENTRY_CHARS:,} an entry may have, so that every export loads in any "
+            "store; split or shorten it"
+        )
+        problems.append(Problem(entry.source, entry.line, message, Severity.ERROR, 1))
+    if len(kept) == len(result.entries):
+        return result
+    problems.sort(key=lambda p: p.line)  # stable: the parser's order within a line
+    return ReadResult(result.digest, tuple(kept), tuple(problems))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kgraph.ingest.formats import FORMATS, InputFormat, format_named
 from kgraph.ingest.text import DecodeError, decode
+from kgraph.limits import within_limits
 from kgraph.model import Problem, ReadResult, Severity
 
 DIGEST_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl", ".ndjson")
@@ -132,7 +133,7 @@ def read_digest(data: bytes, source: str, forced: str | None = None) -> ReadResu
         )
         return ReadResult(None, (), (*problems, Problem(source, 1, message, Severity.ERROR)))
     result = fmt.parse(text, source, sha)
-    return ReadResult(result.digest, result.entries, (*problems, *result.problems))
+    return within_limits(ReadResult(result.digest, result.entries, (*problems, *result.problems)))
 
 
 def _detect(name: str, text: str) -> InputFormat | None:
