@@ -18,7 +18,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import signal
 import sys
 from collections.abc import Callable
@@ -34,9 +33,18 @@ from kgraph import __version__, api, errors
 # command's own output was lost, not one of its files.
 _OUTPUT_ERRNOS = frozenset({errno.EPIPE, errno.ENOSPC, errno.EBADF, errno.EIO, errno.EDQUOT})
 _MAX_SHOWN = 300  # characters of an unforeseen error's message on its line
-# A message that starts as a build's problems do, `FILE:LINE: error: …`, is shown as it is
-# (editors jump to it); any other is prefixed with `kgraph: `.
-_LOCATED = re.compile(r"[^\n]*?:\d+: (?:error|warning): ")
+
+
+def _located(message: str) -> bool:
+    """Does the message start as a build's problems do, `FILE:LINE: error: …`? It is then
+    shown as it is (editors jump to it); any other follows `kgraph: `."""
+    first = message.partition("\n")[0]
+    for marker in (": error: ", ": warning: "):
+        head, found, _ = first.partition(marker)
+        if found:
+            place, _, line = head.rpartition(":")
+            return bool(place) and line.isdigit()
+    return False
 
 
 def _unforeseen(ctx: click.Context, error: Exception) -> NoReturn:
@@ -68,7 +76,7 @@ class _Command(click.Command):
             if error.option:
                 raise click.BadParameter(str(error), ctx=ctx, param_hint=error.option) from None
             said = str(error)
-            _say(said if _LOCATED.match(said) else f"kgraph: {said}", err=True)
+            _say(said if _located(said) else f"kgraph: {said}", err=True)
             ctx.exit(error.exit_code)
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
