@@ -190,6 +190,8 @@ def _records(path: Path, edges: tuple[str, ...]) -> Iterator[tuple[str, str, dic
         raise DiffError(f"{path}:0: error: cannot read: {err.strerror}") from None
     except ValueError as err:
         raise DiffError(f"{path}:1: error: not node-link JSON ({err})") from None
+    except RecursionError:
+        raise DiffError(f"{path}:1: error: not node-link JSON (nested too deep)") from None
     if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
         raise DiffError(f"{path}:1: error: not node-link JSON (no 'nodes' list)")
     for node in document["nodes"]:

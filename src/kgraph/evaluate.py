@@ -169,6 +169,10 @@ def _from_json(path: Path) -> tuple[Nodes, Edges]:
         edges = [(e["source"], e["relation"], e["target"]) for e in data["edges"]]
     except json.JSONDecodeError as error:
         raise EvalError(f"{path}:{error.lineno}: error: not JSON: {error.msg}") from None
+    except UnicodeDecodeError as error:
+        raise EvalError(f"{path}:0: error: not UTF-8 (byte {error.start})") from None
+    except RecursionError:
+        raise EvalError(f"{path}:1: error: not a kgraph graph.json (nested too deep)") from None
     except (KeyError, TypeError) as error:
         raise EvalError(f"{path}:1: error: not a kgraph graph.json (missing {error})") from None
     return nodes, edges
