@@ -166,3 +166,103 @@ def test_diff_pr_that_gained_a_repository_is_neither_new_nor_removed(tmp_path: P
     code, out, _ = diff("--format", "json", str(tmp_path / "old"), str(tmp_path / "new"))
     document = json.loads(out)
     assert document["newPullRequests"] == document["removedPullRequests"] == []
+
+
+@pytest.fixture(scope="module")
+def edited(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The dev corpus's entries as one digest, and that digest edited the next day: the
+    first eight summaries rewritten without their design content, the last entry gone
+    (its PR too, unless another entry describes it)."""
+    root = tmp_path_factory.mktemp("edited")
+    assert build([str(DEV)], root / "dev", "--only", "json")[0] == 0
+    graph = json.loads((root / "dev" / "graph.json").read_text("utf-8"))
+    described = {e["target"]: e["source"] for e in graph["edges"] if e["relation"] == "describedBy"}
+    before = []
+    for node in graph["nodes"]:
+        if node["kind"] == "Entry":
+            # Its repository as the build found it, given: an edit does not move the PR.
+            owner, name = described[node["id"]].split("/")[1:3]
+            repo = {"repo": f"{owner}/{name}"} if owner != "_" else {}
+            before.append({"title": node["title"], "summary": node["text"], **repo})
+    assert len(before) > 20
+    after = [{**r, "summary": "可快速浏览。"} for r in before[:8]] + before[8:-1]
+    for name, records in (("old", before), ("new", after)):
+        digest = root / f"{name}.jsonl"
+        digest.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        assert build([str(digest)], root / name, "--only", "json")[0] == 0
+    return root / "old", root / "new"
+
+
+def _facts(folder: Path) -> dict[str, set[tuple[str, str]]]:
+    """Each reported relation's (PR, label) pairs and the shared-code pairs, read here."""
+    graph = json.loads((folder / "graph.json").read_text("utf-8"))
+    labels = {n["id"]: n["label"] for n in graph["nodes"]}
+    facts: dict[str, set[tuple[str, str]]] = {"appliesPattern": set(), "makesDecision": set()}
+    facts["sharesCodeWith"] = set()
+    for e in graph["edges"]:
+        if e["relation"] == "sharesCodeWith":
+            facts["sharesCodeWith"].add(tuple(sorted((e["source"], e["target"]))))
+        elif e["relation"] in facts:
+            facts[e["relation"]].add((e["source"], labels[e["target"]]))
+    return facts
+
+
+def test_diff_lists_what_a_changed_digest_took_away(edited) -> None:
+    """Links, patterns and decisions that went with a rewritten summary are removed facts,
+    of PRs that are still there; each list is what the two graph.json files differ by."""
+    old, new = edited
+    code, out, _ = diff("--format", "json", str(old), str(new))
+    assert code == 0
+    document = json.loads(out)
+    before, after = _facts(old), _facts(new)
+    gone = {kind: before[kind] - after[kind] for kind in before}
+    assert all(gone.values()), gone  # the edit took some of each
+    assert {(p["pr"], p["pattern"]) for p in document["removedPatterns"]} == gone["appliesPattern"]
+    assert {(d["pr"], d["decision"]) for d in document["removedDecisions"]} == gone["makesDecision"]
+    assert {(s["a"], s["b"]) for s in document["removedSharedCode"]} == gone["sharesCodeWith"]
+    assert all(link["via"] for link in document["removedSharedCode"])  # from the old graph
+    assert {p["id"] for p in document["removedPullRequests"]} == set(_prs(old)) - set(_prs(new))
+    assert not document["newPullRequests"]
+    assert document["removedNodes"]["DesignDecision"] > 0
+    headline = document["headline"]
+    assert f"-{len(gone['sharesCodeWith'])} shared-code links" in headline
+    assert f"-{len(gone['appliesPattern'])} patterns" in headline
+    assert f"-{len(gone['makesDecision'])} decisions" in headline
+    _, text, _ = diff(str(old), str(new))
+    assert f"Pattern applications no longer in the graph ({len(gone['appliesPattern'])}):" in text
+    assert f"Decisions no longer in the graph ({len(gone['makesDecision'])}):" in text
+    assert f"Shared-code links no longer in the graph ({len(gone['sharesCodeWith'])}):" in text
+
+
+def test_diff_both_ways_mirror_each_other(builds, edited) -> None:
+    """What the old build lacks is what the new one lost, read the other way round."""
+    for old, new in (builds, edited):
+        forth = json.loads(diff("--format", "json", str(old), str(new))[1])
+        back = json.loads(diff("--format", "json", str(new), str(old))[1])
+        for name in ("PullRequests", "SharedCode", "Patterns", "Decisions", "Commits"):
+            assert forth["new" + name] == back["removed" + name], name
+            assert forth["removed" + name] == back["new" + name], name
+        assert forth["newNodes"] == back["removedNodes"]
+    assert json.loads(diff("--format", "json", *map(str, builds))[1])["newDecisions"]
+
+
+def test_diff_reports_commit_links_both_ways(tmp_path) -> None:
+    """kg:mergedAs, a PR's merge commit from a --source repository's history, is one of the
+    facts the diff lists, in text and JSON, added and removed."""
+    assert build([str(SEEDS)], tmp_path / "old", "--only", "json")[0] == 0
+    graph, *_ = build_graph([str(SEEDS)], BuildOptions())
+    prs = [n.id for n in graph.of_kind("PullRequest")][:2]
+    for pr, sha in zip(prs, ("1f3a9c2", "77be0d4"), strict=True):
+        graph.add(Node(f"commit/o/r/{sha}", "Commit", sha))
+        graph.link(pr, "mergedAs", f"commit/o/r/{sha}")
+    export_all(
+        ExportInput(graph, "https://example.org/"), tmp_path / "new", [exporter_named("json")]
+    )
+    code, out, _ = diff(str(tmp_path / "old"), str(tmp_path / "new"))
+    assert code == 0
+    assert (
+        out.splitlines()[0] == "kgraph: +0 PRs, +0 shared-code links, +0 patterns, +2 commit links"
+    )
+    assert "New commit links (2):" in out and "  1f3a9c2: " in out
+    _, back, _ = diff("--format", "json", str(tmp_path / "new"), str(tmp_path / "old"))
+    assert sorted(c["commit"] for c in json.loads(back)["removedCommits"]) == ["1f3a9c2", "77be0d4"]

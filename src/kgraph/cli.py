@@ -284,7 +284,8 @@ def _say(text: str, err: bool = False) -> None:
     help="text: a headline for chat, then details; json: one object for pipelines.",
 )
 def diff(old_dir: Path, new_dir: Path, output_format: str) -> None:
-    """Say what NEW_DIR's build added to OLD_DIR's: new PRs, shared-code links, patterns.
+    """Say what NEW_DIR's build added to OLD_DIR's, and what went away: PRs, shared-code
+    links, pattern applications, decisions and commit links.
 
     Both are `kgraph build` output folders (their graph.json is read). The first line is
     a one-line summary a pipeline can post to chat; details follow.
