@@ -47,6 +47,15 @@ CLOSE_EN = (
 SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?{CLOSE_ZH}|{LIGHT_ZH}|{SKIM_EN}"
 CLOSE_READ = rf"{CLOSE_ZH}|值得一读|值得对照|多看(?:两|几)眼|值得细看|推荐阅读|{CLOSE_EN}"
 ADVICE = regex.compile(rf"(?P<skim>{SKIM})|(?P<close>{CLOSE_READ})", regex.IGNORECASE)
+# What every advice phrase contains; ADVICE, whose alternatives are tried at every
+# position, runs only on the clauses that hold one (a review has one or two).
+ANCHOR = regex.compile(
+    r"[读看扫瞄瞟览翻略细精逐]|过(?:一|目|[即，,。；;]|$)|速过|了解|了然|知道|几分钟|跳过|深究"
+    r"|skim|glance|skip|quick|read|look|mechanical|easy"
+    r"|careful|close|line by line|detail|studying|review|time|nothing|not much",
+    regex.IGNORECASE,
+)
+CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
 # Readers named in the phrase's clause, before it.
 CLAUSE_START = regex.compile(r"[。；;！!？?\n，,](?=[^。；;！!？?\n，,]*$)")
 OTHERS = regex.compile(
@@ -70,7 +79,9 @@ READERS_EN = regex.compile(
 def extract_advice(entry: Entry) -> list[Mention]:
     """Every advice phrase, the general reader's first (it has no `detail`)."""
     found: list[Mention] = []
-    for match in ADVICE.finditer(entry.text):
+    text = entry.text
+    clauses = (c for c in CLAUSE.finditer(text) if ANCHOR.search(text, c.start(), c.end()))
+    for match in (m for c in clauses for m in ADVICE.finditer(text, c.start(), c.end())):
         key = "skim" if match.group("skim") else "close-read"
         found.append(
             Mention(
