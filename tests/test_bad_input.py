@@ -557,3 +557,49 @@ def test_cli_an_output_that_cannot_be_made_is_named_not_its_temporary_file(
     named = tmp_path / "out" / "graph.ttl"
     assert f"{named}:0: error: cannot write the outputs: Permission denied" in result.stderr
     assert ".tmp" not in result.stderr
+
+
+# --- the second battery (issue 26) ----------------------------------------------------------
+
+JSON = ("--only", "json")  # the builds below check what is read, not the exports
+
+
+def _digest_sources(graph: dict) -> list[str]:
+    return sorted(n["sourceName"] for n in graph["nodes"] if n["kind"] == "Digest")
+
+
+def test_cli_folder_walk_follows_no_symbolic_link_and_says_so_once(tmp_path) -> None:
+    """A link in an input folder can lead anywhere: to a file outside it, to /etc/passwd,
+    to a parent folder. A walk follows none, as git and ripgrep do, and the summary lists
+    them once; a link named as an input is followed."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.txt").write_text("2026-01-01\nOutside title\nSecret.\n", "utf-8")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("2026-01-01\nInside title\nSummary.\n", "utf-8")
+    (folder / "link.txt").symlink_to(tmp_path / "outside" / "o.txt")
+    (folder / "passwd.txt").symlink_to("/etc/passwd")
+    (folder / "dir").symlink_to(tmp_path / "outside")
+    (folder / "up").symlink_to("..")
+    (folder / "image.png").symlink_to("/etc/passwd")  # no digest's suffix: not worth a word
+    result = CliRunner().invoke(cli, ["build", str(folder), "-o", str(tmp_path / "out"), *JSON])
+    assert result.exit_code == 0, result.stderr
+    assert "passwd" not in result.stderr and not result.stderr
+    links = [str(folder / name) for name in ("dir", "link.txt", "passwd.txt", "up")]
+    assert result.stdout.count("symbolic link(s) not followed") == 1
+    assert f"4 symbolic link(s) not followed ({', '.join(links[:3])} and 1 more)" in result.stdout
+    code, _, report, graph = build_reported([str(folder)], tmp_path / "again", *JSON)
+    assert code == 0 and report["linksNotFollowed"] == links
+    assert _digest_sources(graph) == ["a.txt"]
+    for pattern, read, passed in [
+        ("*.txt", ["a.txt"], ["link.txt", "passwd.txt"]),
+        ("*/o.txt", [], ["dir"]),
+        ("**/*.txt", ["a.txt"], ["link.txt", "passwd.txt"]),
+    ]:
+        _, _, report, graph = build_reported([f"{folder}/{pattern}"], tmp_path / "glob", *JSON)
+        assert _digest_sources(graph) == read, pattern
+        assert report["linksNotFollowed"] == [str(folder / name) for name in passed], pattern
+        assert not [p for p in report["problems"] if "passwd" in p["file"]]
+    code, _, report, graph = build_reported([str(folder / "link.txt")], tmp_path / "named", *JSON)
+    assert code == 0 and _digest_sources(graph) == ["link.txt"]
+    assert report["linksNotFollowed"] == []

@@ -16,7 +16,7 @@ from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import BinaryIO
 
 from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
@@ -67,6 +67,7 @@ class Corpus:
     extracted: list[ExtractedDigest]  # in input order
     problems: list[Problem]  # of expanding the inputs
     removed: int = 0  # digests of the previous build into the same folder that are gone
+    links: list[str] = field(default_factory=list)  # symbolic links a walk did not follow
 
 
 def read_corpus(
@@ -78,8 +79,9 @@ def read_corpus(
     """Every input's extraction; updates the cache's manifest and drops cached results
     that no input uses any more."""
     progress = progress or Progress()
-    paths, problems = expand_inputs(inputs)
-    problems = [replace(p, source=display_name(p.source)) for p in problems]
+    expanded = expand_inputs(inputs)
+    paths = expanded.paths
+    problems = [replace(p, source=display_name(p.source)) for p in expanded.problems]
     progress.stage("reading and extracting", len(paths), "digests")
     extracted: list[ExtractedDigest] = []
     manifest: list[tuple[str, str, str]] = []
@@ -91,7 +93,7 @@ def read_corpus(
                 manifest.append((value.result.digest.source, value.sha256, key))
             progress.advance()
     removed = reader.cache.finish(manifest) if reader.cache is not None else 0
-    return Corpus(extracted, problems, removed)
+    return Corpus(extracted, problems, removed, [display_name(p) for p in expanded.links])
 
 
 def _read_all(

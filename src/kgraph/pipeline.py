@@ -53,6 +53,7 @@ class BuildResult:
     removed_digests: int = 0  # inputs of the last build into the same folder, gone now
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
     copied: float = 0.0  # share of the output bytes copied from the last build's files
+    links: list[str] = field(default_factory=list)  # symbolic links the walks did not follow
 
     @property
     def entries_in_graph(self) -> int:
@@ -87,6 +88,7 @@ class BuildResult:
             + (f"; {_share(self.copied)} of the output copied" if self.copied else "")
             + ")"
             + "".join(f"; {s.summary()}" for s in self.sources)
+            + (f"; {_not_followed(self.links)}" if self.links else "")
             + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
         )
 
@@ -94,6 +96,16 @@ class BuildResult:
 def _share(fraction: float) -> str:
     """A percentage that reads 100% only when it is: 99.96% of the output copied is not all."""
     return f"{fraction:.0%}" if fraction == 1 or fraction < 0.99 else f"{min(fraction, 0.999):.1%}"
+
+
+def _not_followed(links: Sequence[str], shown: int = 3) -> str:
+    """The links a build did not read through, once: a folder walk follows none."""
+    names = ", ".join(links[:shown]) + (
+        f" and {len(links) - shown} more" if len(links) > shown else ""
+    )
+    return (
+        f"{len(links)} symbolic link(s) not followed ({names}); name a link as an input to read it"
+    )
 
 
 def _resolution_counts(graph: KnowledgeGraph) -> str:
@@ -119,10 +131,11 @@ def build_graph(
     cache: ExtractionCache | None = None,
     progress: Progress | None = None,
     stages: dict[str, float] | None = None,
-) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem], tuple[int, int]]:
+) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem], tuple[int, int, list[str]]]:
     """The linked graph, the digests, entries read and skipped, the problems, and how many
-    digests were read back from the cache and how many of the last build's are gone;
-    `stages` gets the seconds spent reading and linking."""
+    digests were read back from the cache, how many of the last build's are gone and which
+    symbolic links the folder walks did not follow; `stages` gets the seconds spent reading
+    and linking."""
     progress = progress or Progress()
     stages = {} if stages is None else stages
     started = time.perf_counter()
@@ -166,7 +179,7 @@ def build_graph(
     read_at = time.perf_counter()
     graph = link(settle_bare_names(items, sources), digests, options.link, sources)
     stages["read"], stages["link"] = read_at - started, time.perf_counter() - read_at
-    return graph, digests, read, skipped, problems, (cached, corpus.removed)
+    return graph, digests, read, skipped, problems, (cached, corpus.removed, corpus.links)
 
 
 def run(
@@ -216,7 +229,7 @@ def _run(
     loaded = [load_source(spec, out_dir) for spec in options.sources]
     cache = ExtractionCache(out_dir) if options.cache and out_dir is not None else None
     stages: dict[str, float] = {}
-    graph, digests, read, skipped, problems, (cached, removed) = build_graph(
+    graph, digests, read, skipped, problems, (cached, removed, links) = build_graph(
         inputs, options, [s.index for s in loaded], cache, progress, stages
     )
     built = time.perf_counter()
@@ -271,4 +284,5 @@ def _run(
         removed,
         stages,
         copied,
+        links,
     )

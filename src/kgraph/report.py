@@ -55,6 +55,7 @@ def to_report(result: BuildResult, strict: bool = False) -> dict[str, object]:
             "warnings": len(result.problems) - errors,
         },
         "outputs": [str(path) for path in result.outputs],
+        "linksNotFollowed": result.links,  # by the folder walks, which follow none
         "problems": [
             {
                 "file": p.source,

@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgraph.ingest.formats import FORMATS, InputFormat, format_named
@@ -18,7 +19,15 @@ from kgraph.model import Problem, ReadResult, Severity
 
 DIGEST_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl", ".ndjson")
 
-__all__ = ["FORMATS", "InputFormat", "display_name", "expand_inputs", "read_digest", "read_inputs"]
+__all__ = [
+    "FORMATS",
+    "InputFormat",
+    "Inputs",
+    "display_name",
+    "expand_inputs",
+    "read_digest",
+    "read_inputs",
+]
 
 
 # A device has no end to read to (/dev/zero filled the memory) and a socket is no file. A
@@ -26,15 +35,28 @@ __all__ = ["FORMATS", "InputFormat", "display_name", "expand_inputs", "read_dige
 _NOT_READABLE = "not a file or a pipe (a device or a socket); give a stream as '-' on stdin"
 
 
-def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """What the inputs named: the files to read, the problems, and what a walk passed by."""
+
+    paths: list[str]  # in reading order; "-" is stdin
+    problems: list[Problem]
+    # Symbolic links a folder walk or a glob met and did not follow, for the summary.
+    links: list[str] = field(default_factory=list)
+
+
+def expand_inputs(inputs: Iterable[str]) -> Inputs:
     """Files as given, folders recursively (digest suffixes only), globs; `-` is stdin.
 
     The result is sorted within each input so that a folder reads the same way every time.
     Only regular files and pipes are read: a folder or a glob skips anything else, a named
-    one is an error.
+    one is an error. A walk follows no symbolic link, to a file or to a folder (as git and
+    ripgrep do): a link can lead anywhere, `/etc/passwd` or a parent folder. The links it
+    passed are listed in `links`; a link named as an input is followed, as the user asked.
     """
     paths: list[str] = []
     problems: list[Problem] = []
+    links: list[str] = []
     seen: set[str] = set()
 
     def add(path: str) -> None:
@@ -47,13 +69,8 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
         if given == "-":
             add("-")
         elif os.path.isdir(given):
-            found = sorted(
-                str(p)
-                for p in Path(given).rglob("*")
-                if p.is_file()
-                and p.suffix.lower() in DIGEST_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(given).parts)
-            )
+            found, passed = _walk(given)
+            links += passed
             if not found:
                 problems.append(
                     Problem(
@@ -67,7 +84,8 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
         elif os.path.exists(given):
             problems.append(Problem(given, 0, _NOT_READABLE, Severity.ERROR))
         elif glob.has_magic(given):
-            matches = _matching(given)
+            matches, passed = _matching(given)
+            links += passed
             if not matches:
                 problems.append(Problem(given, 0, "pattern matches no file", Severity.ERROR))
             for path in matches:
@@ -75,24 +93,62 @@ def expand_inputs(inputs: Iterable[str]) -> tuple[list[str], list[Problem]]:
                     add(path)
         else:
             problems.append(Problem(given, 0, "no such file or folder", Severity.ERROR))
-    return paths, problems
+    return Inputs(paths, problems, sorted(set(links)))
 
 
-def _matching(pattern: str) -> list[str]:
-    """What `glob.glob(pattern, recursive=True)` finds, sorted, without entering a linked
-    folder below the pattern's fixed part: glob follows links, and `**` over a link to a
-    parent folder never ended. A name starting with "." matches only a part that does."""
+def _is_digest_name(name: str) -> bool:
+    return os.path.splitext(name)[1].lower() in DIGEST_SUFFIXES
+
+
+def _walk(folder: str) -> tuple[list[str], list[str]]:
+    """The digest files below `folder`, sorted, and the symbolic links met on the way (to a
+    folder, or to a file with a digest's suffix); hidden files and folders are skipped."""
+    found: list[str] = []
+    links: list[str] = []
+    for parent, dirs, files in os.walk(folder):  # never enters a linked folder
+        for name in [d for d in dirs if d.startswith(".") or os.path.islink(f"{parent}/{d}")]:
+            dirs.remove(name)
+            if not name.startswith("."):
+                links.append(os.path.join(parent, name))
+        for name in files:
+            path = os.path.join(parent, name)
+            if name.startswith(".") or not _is_digest_name(name):
+                continue
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):
+                links.append(path)
+            elif stat.S_ISREG(mode):
+                found.append(path)
+    return sorted(found), links
+
+
+def _matching(pattern: str) -> tuple[list[str], list[str]]:
+    """What `glob.glob(pattern, recursive=True)` finds, sorted, without a match reached
+    through a symbolic link below the pattern's fixed part (glob follows links, and `**`
+    over a link to a parent folder never ended), and those links. A name starting with
+    "." matches only a part that does."""
     parts = Path(pattern).parts
     fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
     base, wild = Path(*parts[:fixed]), parts[fixed:]
     if wild[-1] == "**":
         wild = (*wild, "*")  # glob's `folder/**` names the files in it too
     hidden = any(part.startswith(".") for part in wild)
-    return sorted(
-        str(path)
-        for path in base.glob(str(Path(*wild)))
-        if hidden or not any(part.startswith(".") for part in path.relative_to(base).parts)
-    )
+    found: list[str] = []
+    links: set[str] = set()
+    for path in base.glob(str(Path(*wild))):
+        relative = path.relative_to(base).parts
+        if not hidden and any(part.startswith(".") for part in relative):
+            continue
+        steps = (base.joinpath(*relative[: i + 1]) for i in range(len(relative)))
+        link = next((step for step in steps if step.is_symlink()), None)
+        if link is None:
+            found.append(str(path))
+        elif link != path or path.is_dir() or _is_digest_name(path.name):
+            links.add(str(link))
+    return sorted(found), sorted(links)
 
 
 def _is_pipe(path: str) -> bool:
@@ -142,7 +198,8 @@ def _detect(name: str, text: str) -> InputFormat | None:
 
 def read_inputs(inputs: Iterable[str], forced: str | None = None) -> Iterator[ReadResult]:
     """Read every input; unreadable ones become a `ReadResult` with an error, never an exception."""
-    paths, problems = expand_inputs(inputs)
+    expanded = expand_inputs(inputs)
+    paths, problems = expanded.paths, expanded.problems
     if problems:
         yield ReadResult(
             None, (), tuple(dataclasses.replace(p, source=display_name(p.source)) for p in problems)
