@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from checks import assert_conforms, assert_nothing_lost, build_reported, parse_exports
-from conftest import SEEDS
+from conftest import SEEDS, build
 from kgraph import atomic, corpus
 from kgraph.catalog import builtin_knowledge
 from kgraph.cli import cli
@@ -564,6 +564,10 @@ def test_cli_an_output_that_cannot_be_made_is_named_not_its_temporary_file(
 JSON = ("--only", "json")  # the builds below check what is read, not the exports
 
 
+def _not_read(report: dict) -> list[tuple[str, str]]:
+    return [(p["path"], p["reason"]) for p in report["notRead"]]
+
+
 def _digest_sources(graph: dict) -> list[str]:
     return sorted(n["sourceName"] for n in graph["nodes"] if n["kind"] == "Digest")
 
@@ -586,10 +590,10 @@ def test_cli_folder_walk_follows_no_symbolic_link_and_says_so_once(tmp_path) -> 
     assert result.exit_code == 0, result.stderr
     assert "passwd" not in result.stderr and not result.stderr
     links = [str(folder / name) for name in ("dir", "link.txt", "passwd.txt", "up")]
-    assert result.stdout.count("symbolic link(s) not followed") == 1
-    assert f"4 symbolic link(s) not followed ({', '.join(links[:3])} and 1 more)" in result.stdout
+    assert result.stdout.count("symbolic link") == 1
+    assert f"not read: 4 symbolic link(s) ({', '.join(links[:3])} and 1 more)" in result.stdout
     code, _, report, graph = build_reported([str(folder)], tmp_path / "again", *JSON)
-    assert code == 0 and report["linksNotFollowed"] == links
+    assert code == 0 and _not_read(report) == [(link, "symbolic link") for link in links]
     assert _digest_sources(graph) == ["a.txt"]
     for pattern, read, passed in [
         ("*.txt", ["a.txt"], ["link.txt", "passwd.txt"]),
@@ -598,8 +602,37 @@ def test_cli_folder_walk_follows_no_symbolic_link_and_says_so_once(tmp_path) -> 
     ]:
         _, _, report, graph = build_reported([f"{folder}/{pattern}"], tmp_path / "glob", *JSON)
         assert _digest_sources(graph) == read, pattern
-        assert report["linksNotFollowed"] == [str(folder / name) for name in passed], pattern
+        assert _not_read(report) == [(str(folder / n), "symbolic link") for n in passed], pattern
         assert not [p for p in report["problems"] if "passwd" in p["file"]]
     code, _, report, graph = build_reported([str(folder / "link.txt")], tmp_path / "named", *JSON)
     assert code == 0 and _digest_sources(graph) == ["link.txt"]
-    assert report["linksNotFollowed"] == []
+    assert _not_read(report) == []
+
+
+def test_cli_folder_walk_reads_no_output_or_report_of_kgraph(tmp_path) -> None:
+    """`kgraph build IN -o IN/out --report IN/out/report.jsonl`, run twice, read its own
+    report back as a JSON Lines digest (23 errors). A walk reads neither the build's output
+    folder and report nor the output folder of another build (it holds `.kgraph/`)."""
+    folder = tmp_path / "in"
+    (folder / "old").mkdir(parents=True)
+    (folder / "a.txt").write_text("2026-01-01\nInside title\nSummary.\n", "utf-8")
+    (folder / "old" / "b.txt").write_text("2026-01-01\nOld title\nSummary.\n", "utf-8")
+    assert build([str(folder / "old" / "b.txt")], folder / "old", *JSON)[0] == 0
+    args = [str(folder), "--report", str(folder / "out" / "report.jsonl"), *JSON]
+    for _ in range(2):
+        code, stdout, stderr = build(args[:1], folder / "out", *args[1:])
+        assert code == 0 and not stderr, stderr
+    report = json.loads((folder / "out" / "report.jsonl").read_text("utf-8"))
+    assert report["summary"]["digests"] == 1 and report["problems"] == []
+    assert _not_read(report) == [
+        (str(folder / "old"), "kgraph output"),
+        (str(folder / "out"), "kgraph output"),
+    ]
+    assert f"not read: 2 kgraph output(s) ({folder / 'old'}, {folder / 'out'})" in stdout
+    for _ in range(2):  # a report beside the digests, and outputs elsewhere
+        code, _, stderr = build([str(folder), "--report", str(folder / "r.jsonl")], tmp_path / "o")
+        assert code == 0 and not stderr, stderr
+    for pattern in ("*.jsonl", "**/*.jsonl", "*/*.jsonl"):
+        args = [f"{folder}/{pattern}", "--report", str(folder / "r.jsonl"), *JSON]
+        code, _, stderr = build(args, tmp_path / "o")
+        assert code == 1 and "pattern matches no file" in stderr and "r.jsonl:" not in stderr

@@ -331,6 +331,7 @@ def build(
         sources=specs,
         jobs=jobs,
         cache=cache,
+        written=(report_path,) if report_path is not None else (),
     )
     result = run([os.fspath(n) for n in names], folder, options, Progress(progress), waiting)
     report_error = None

@@ -17,12 +17,13 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import BinaryIO
 
 from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
 from kgraph.catalog import Knowledge
 from kgraph.extract import EXTRACTORS, extract_digest
-from kgraph.ingest import display_name, expand_inputs, read_digest
+from kgraph.ingest import Passed, display_name, expand_inputs, read_digest
 from kgraph.interrupt import checkpoint, leave_stops_to_parent, signals_held
 from kgraph.limits import MAX_DIGEST_BYTES
 from kgraph.model import Problem, ReadResult, Severity
@@ -67,7 +68,7 @@ class Corpus:
     extracted: list[ExtractedDigest]  # in input order
     problems: list[Problem]  # of expanding the inputs
     removed: int = 0  # digests of the previous build into the same folder that are gone
-    links: list[str] = field(default_factory=list)  # symbolic links a walk did not follow
+    passed: list[Passed] = field(default_factory=list)  # what the walks did not read
 
 
 def read_corpus(
@@ -75,11 +76,12 @@ def read_corpus(
     reader: DigestReader,
     jobs: int = 1,
     progress: Progress | None = None,
+    written: Sequence[Path] = (),
 ) -> Corpus:
     """Every input's extraction; updates the cache's manifest and drops cached results
-    that no input uses any more."""
+    that no input uses any more. No folder walk reads the files and folders `written`."""
     progress = progress or Progress()
-    expanded = expand_inputs(inputs)
+    expanded = expand_inputs(inputs, written)
     paths = expanded.paths
     problems = [replace(p, source=display_name(p.source)) for p in expanded.problems]
     progress.stage("reading and extracting", len(paths), "digests")
@@ -93,7 +95,8 @@ def read_corpus(
                 manifest.append((value.result.digest.source, value.sha256, key))
             progress.advance()
     removed = reader.cache.finish(manifest) if reader.cache is not None else 0
-    return Corpus(extracted, problems, removed, [display_name(p) for p in expanded.links])
+    passed = [replace(p, path=display_name(p.path)) for p in expanded.passed]
+    return Corpus(extracted, problems, removed, passed)
 
 
 def _read_all(

@@ -8,7 +8,7 @@ import hashlib
 import os
 import stat
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +21,11 @@ DIGEST_SUFFIXES = (".txt", ".md", ".markdown", ".jsonl", ".ndjson")
 
 __all__ = [
     "FORMATS",
+    "LINK",
+    "OUTPUT",
     "InputFormat",
     "Inputs",
+    "Passed",
     "display_name",
     "expand_inputs",
     "read_digest",
@@ -35,29 +38,44 @@ __all__ = [
 _NOT_READABLE = "not a file or a pipe (a device or a socket); give a stream as '-' on stdin"
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Passed:
+    """A path a folder walk or a glob did not read, and why."""
+
+    path: str
+    reason: str  # LINK or OUTPUT
+
+
+LINK = "symbolic link"
+OUTPUT = "kgraph output"
+
+
 @dataclass(frozen=True, slots=True)
 class Inputs:
     """What the inputs named: the files to read, the problems, and what a walk passed by."""
 
     paths: list[str]  # in reading order; "-" is stdin
     problems: list[Problem]
-    # Symbolic links a folder walk or a glob met and did not follow, for the summary.
-    links: list[str] = field(default_factory=list)
+    passed: list[Passed] = field(default_factory=list)  # sorted, for the summary
 
 
-def expand_inputs(inputs: Iterable[str]) -> Inputs:
+def expand_inputs(inputs: Iterable[str], written: Collection[str | Path] = ()) -> Inputs:
     """Files as given, folders recursively (digest suffixes only), globs; `-` is stdin.
 
     The result is sorted within each input so that a folder reads the same way every time.
     Only regular files and pipes are read: a folder or a glob skips anything else, a named
     one is an error. A walk follows no symbolic link, to a file or to a folder (as git and
-    ripgrep do): a link can lead anywhere, `/etc/passwd` or a parent folder. The links it
-    passed are listed in `links`; a link named as an input is followed, as the user asked.
+    ripgrep do): a link can lead anywhere, `/etc/passwd` or a parent folder. Nor does it
+    read what kgraph writes: the files and folders in `written` (the build's output folder
+    and report) and any folder holding a `.kgraph/` record, a build's output folder, whose
+    JSON report would be read back as JSON Lines. What a walk passed is in `passed`; a
+    path named as an input is read, as the user asked.
     """
     paths: list[str] = []
     problems: list[Problem] = []
-    links: list[str] = []
+    passed: set[Passed] = set()
     seen: set[str] = set()
+    own = frozenset(os.path.realpath(path) for path in written)
 
     def add(path: str) -> None:
         key = path if path == "-" else os.path.realpath(path)
@@ -69,8 +87,7 @@ def expand_inputs(inputs: Iterable[str]) -> Inputs:
         if given == "-":
             add("-")
         elif os.path.isdir(given):
-            found, passed = _walk(given)
-            links += passed
+            found = _walk(given, own, passed)
             if not found:
                 problems.append(
                     Problem(
@@ -84,8 +101,7 @@ def expand_inputs(inputs: Iterable[str]) -> Inputs:
         elif os.path.exists(given):
             problems.append(Problem(given, 0, _NOT_READABLE, Severity.ERROR))
         elif glob.has_magic(given):
-            matches, passed = _matching(given)
-            links += passed
+            matches = _matching(given, own, passed)
             if not matches:
                 problems.append(Problem(given, 0, "pattern matches no file", Severity.ERROR))
             for path in matches:
@@ -93,23 +109,34 @@ def expand_inputs(inputs: Iterable[str]) -> Inputs:
                     add(path)
         else:
             problems.append(Problem(given, 0, "no such file or folder", Severity.ERROR))
-    return Inputs(paths, problems, sorted(set(links)))
+    return Inputs(paths, problems, sorted(passed))
 
 
 def _is_digest_name(name: str) -> bool:
     return os.path.splitext(name)[1].lower() in DIGEST_SUFFIXES
 
 
-def _walk(folder: str) -> tuple[list[str], list[str]]:
-    """The digest files below `folder`, sorted, and the symbolic links met on the way (to a
-    folder, or to a file with a digest's suffix); hidden files and folders are skipped."""
+def _written(path: str, own: frozenset[str]) -> bool:
+    """Is `path` one of the build's own outputs, or the output folder of some build?"""
+    return os.path.realpath(path) in own or os.path.isdir(os.path.join(path, ".kgraph"))
+
+
+def _walk(folder: str, own: frozenset[str], passed: set[Passed]) -> list[str]:
+    """The digest files below `folder`, sorted; the symbolic links met on the way (to a
+    folder, or to a file with a digest's suffix) and kgraph's outputs go to `passed`.
+    Hidden files and folders are skipped."""
     found: list[str] = []
-    links: list[str] = []
     for parent, dirs, files in os.walk(folder):  # never enters a linked folder
-        for name in [d for d in dirs if d.startswith(".") or os.path.islink(f"{parent}/{d}")]:
-            dirs.remove(name)
-            if not name.startswith("."):
-                links.append(os.path.join(parent, name))
+        for name in list(dirs):
+            path = os.path.join(parent, name)
+            if name.startswith("."):
+                dirs.remove(name)
+            elif os.path.islink(path):
+                dirs.remove(name)
+                passed.add(Passed(path, LINK))
+            elif _written(path, own):
+                dirs.remove(name)
+                passed.add(Passed(path, OUTPUT))
         for name in files:
             path = os.path.join(parent, name)
             if name.startswith(".") or not _is_digest_name(name):
@@ -119,17 +146,19 @@ def _walk(folder: str) -> tuple[list[str], list[str]]:
             except OSError:
                 continue
             if stat.S_ISLNK(mode):
-                links.append(path)
+                passed.add(Passed(path, LINK))
+            elif _written(path, own):
+                passed.add(Passed(path, OUTPUT))
             elif stat.S_ISREG(mode):
                 found.append(path)
-    return sorted(found), links
+    return sorted(found)
 
 
-def _matching(pattern: str) -> tuple[list[str], list[str]]:
-    """What `glob.glob(pattern, recursive=True)` finds, sorted, without a match reached
-    through a symbolic link below the pattern's fixed part (glob follows links, and `**`
-    over a link to a parent folder never ended), and those links. A name starting with
-    "." matches only a part that does."""
+def _matching(pattern: str, own: frozenset[str], passed: set[Passed]) -> list[str]:
+    """What `glob.glob(pattern, recursive=True)` finds, sorted, without what `_walk` would
+    not read below the pattern's fixed part (which goes to `passed`): glob follows links,
+    and `**` over a link to a parent folder never ended. A name starting with "." matches
+    only a part that does."""
     parts = Path(pattern).parts
     fixed = next(i for i, part in enumerate(parts) if glob.has_magic(part))
     base, wild = Path(*parts[:fixed]), parts[fixed:]
@@ -137,18 +166,21 @@ def _matching(pattern: str) -> tuple[list[str], list[str]]:
         wild = (*wild, "*")  # glob's `folder/**` names the files in it too
     hidden = any(part.startswith(".") for part in wild)
     found: list[str] = []
-    links: set[str] = set()
     for path in base.glob(str(Path(*wild))):
         relative = path.relative_to(base).parts
         if not hidden and any(part.startswith(".") for part in relative):
             continue
-        steps = (base.joinpath(*relative[: i + 1]) for i in range(len(relative)))
-        link = next((step for step in steps if step.is_symlink()), None)
-        if link is None:
+        for step in (base.joinpath(*relative[: i + 1]) for i in range(len(relative))):
+            if step.is_symlink():
+                if step != path or (path.is_file() and _is_digest_name(path.name)):
+                    passed.add(Passed(str(step), LINK))
+                break
+            if _written(str(step), own):
+                passed.add(Passed(str(step), OUTPUT))
+                break
+        else:
             found.append(str(path))
-        elif link != path or path.is_dir() or _is_digest_name(path.name):
-            links.add(str(link))
-    return sorted(found), sorted(links)
+    return sorted(found)
 
 
 def _is_pipe(path: str) -> bool:
