@@ -128,6 +128,22 @@ ex:more a kg:DesignPattern ; skos:notation "decoupling" ; skos:altLabel "各走�
             6,
             "pattern decoupling has two skos:prefLabel in @en",
         ),
+        (  # regex compiles recursively: RecursionError, a traceback
+            'ex:a a kg:DesignPattern ; skos:notation "a" ;\n    kg:cue "'
+            + "(" * 3000
+            + "a"
+            + ")" * 3000
+            + '"@en .\n',
+            5,
+            "cue of a is not a valid expression: it nests 3,000 levels of brackets, more than 64",
+        ),
+        (  # escaped brackets are text, not nesting
+            'ex:a a kg:DesignPattern ; skos:notation "a" ;\n    kg:cue "'
+            + "\\\\(" * 100
+            + '["@en .\n',
+            5,
+            "cue of a is not a valid expression: unterminated character set",
+        ),
     ],
 )
 def test_catalog_errors_name_file_and_line(

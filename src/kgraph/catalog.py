@@ -24,6 +24,7 @@ import regex
 from kgraph.cues import CueGate
 from kgraph.errors import UsageError
 from kgraph.graph import Text
+from kgraph.limits import MAX_NESTING, nesting
 from kgraph.vocab import KG, NAMESPACES
 
 SKOS = NAMESPACES["skos"]
@@ -283,17 +284,28 @@ def _compiled(expression: str, flags: int) -> regex.Pattern[str]:
     return regex.compile(expression, flags)
 
 
+_ESCAPE = regex.compile(r"\\.", regex.DOTALL)
+
+
 def _compile(doc: _Document, pattern_id: str, cue: Text, check: bool) -> Cue:
+    """The cue; with `check`, compiled now, so that a bad one is reported with its line.
+    One nested deeper than `MAX_NESTING` is refused unread: `regex` compiles recursively
+    and raised RecursionError on 1,000 nested groups."""
     compiled = Cue(cue.text, cue.lang, cue.text)
-    try:
-        if check:
-            _ = compiled.pattern
+    if not check:
         return compiled
-    except regex.error as error:
+    depth, _ = nesting(cue.text, (m.span() for m in _ESCAPE.finditer(cue.text)))
+    try:
+        if depth > MAX_NESTING:
+            raise regex.error(f"it nests {depth:,} levels of brackets, more than {MAX_NESTING}")
+        _ = compiled.pattern
+        return compiled
+    except (regex.error, RecursionError, OverflowError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
         raise CatalogError(
             doc.source,
             doc.line_of(cue.text),
-            f"cue of {pattern_id} is not a valid expression: {error}",
+            f"cue of {pattern_id} is not a valid expression: {reason}",
         ) from None
 
 
