@@ -247,3 +247,29 @@ def _timed(send: Any, function: Callable[..., object], args: tuple[object, ...])
         send.send(("error", repr(err)))
     finally:
         send.close()
+
+
+# --- hostile JSON files ------------------------------------------------------------------------
+
+# What another tool, a person or a broken disk may leave where kgraph reads a JSON file
+# (graph.json for diff, eval and html; gold files): each must be one line naming the file.
+HOSTILE_JSON: dict[str, bytes] = {
+    "200k-nested-lists": b"[" * 200_000,
+    "200k-nested-objects": b'{"a":' * 200_000,
+    "deep-inside-nodes": b'{"nodes": [' + b"[" * 100_000 + b"]" * 100_000 + b'], "edges": []}',
+    "latin-1": b'[{"title": "caf\xe9"}]',
+    "bad-byte-on-line-3": b'[\n{"title": "a"},\n{"title": "\xff"}]',
+    "empty": b"",
+    "nul-bytes": b"\x00" * 100,
+    "png": b"\x89PNG\r\n\x1a\n" + bytes(range(256)),
+    "5000-digit-number": b'{"nodes": [{"id": 1' + b"9" * 5000 + b"}], " + b'"edges": []}',
+    "nodes-a-string": b'{"nodes": "abc", "edges": 5}',
+    "nodes-numbers": b'{"nodes": [1, 2], "edges": [3]}',
+    "id-a-list": b'{"nodes": [{"id": [1], "kind": "PullRequest", "label": "x"}], "edges": []}',
+    "edge-without-ends": b'{"nodes": [], "edges": [{"relation": "describedBy"}]}',
+    "line-records-broken": (
+        b'{"directed": true, "nodes": [\n{"id": "a", "kind": "PullRequest"\n"edges": [\n{"x"\n'
+    ),
+    "line-record-without-id": b'{"directed": true, "nodes": [\n{"kind": "PullRequest"},\n'
+    b'"edges": [\n{"source": "a", "relation": "describedBy"}\n]}\n',
+}

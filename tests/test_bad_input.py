@@ -636,3 +636,38 @@ def test_cli_folder_walk_reads_no_output_or_report_of_kgraph(tmp_path) -> None:
         args = [f"{folder}/{pattern}", "--report", str(folder / "r.jsonl"), *JSON]
         code, _, stderr = build(args, tmp_path / "o")
         assert code == 1 and "pattern matches no file" in stderr and "r.jsonl:" not in stderr
+
+
+def test_cli_records_kgraph_keeps_nested_too_deeply_are_ignored_not_a_traceback(tmp_path) -> None:
+    """The records in OUT/.kgraph/ are JSON that anything may have overwritten: 200,000
+    nested `[` there raised RecursionError in every command that read one."""
+    out = tmp_path / "out"
+    digest = tmp_path / "d.txt"
+    digest.write_text("2026-01-01\nA title\nA summary naming `a.py`.\n", "utf-8")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "a.py").write_text("def f():\n    pass\n", "utf-8")
+    args = ["--source", f"o/r={source}"]
+    assert build([str(digest)], out, *args)[0] == 0
+    query = tmp_path / "q.rq"
+    query.write_text("SELECT * WHERE { ?s ?p ?o } LIMIT 1\n", "utf-8")
+    assert CliRunner().invoke(cli, ["query", str(out), str(query)]).exit_code == 0
+    records = [
+        *(out / ".kgraph").glob("*.json"),
+        *(out / ".kgraph" / "output").glob("*.json"),
+        *(out / ".kgraph-store").glob("*.json"),
+    ]
+    assert {r.name for r in records} >= {"outputs.json", "manifest.json", "index.json"}
+    assert any(r.name.startswith("source-") for r in records)
+    assert any(r.name == "kgraph-stamp.json" for r in records)
+    for record in records:
+        record.write_bytes(b"[" * 200_000)
+    for command in (
+        ["build", str(digest), "-o", str(out), *args, "-q"],
+        ["query", str(out), str(query)],
+        ["diff", str(out), str(out)],
+        ["eval", "--gold", str(SEEDS / "gold.json"), str(out)],
+        ["html", str(out), "-o", str(tmp_path / "page.html")],
+    ):
+        result = CliRunner().invoke(cli, command, catch_exceptions=False)
+        assert result.exit_code == 0, (command, result.stderr)

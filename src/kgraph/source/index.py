@@ -155,7 +155,7 @@ class SourceIndex:
                 document["imports"],
                 document["definitionCount"],
             )
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None  # a damaged cache is rebuilt, never trusted
 
 
