@@ -233,7 +233,7 @@ def _run(
     loaded = [load_source(spec, out_dir) for spec in options.sources]
     cache = ExtractionCache(out_dir) if options.cache and out_dir is not None else None
     stages: dict[str, float] = {}
-    graph, digests, read, skipped, problems, (cached, removed, passed) = build_graph(
+    graph, digests, read, skipped, found, (cached, removed, passed) = build_graph(
         inputs,
         options,
         [s.index for s in loaded],
@@ -242,6 +242,7 @@ def _run(
         stages,
         (*([out_dir] if out_dir is not None else []), *options.written),
     )
+    problems = [problem for source in loaded for problem in source.problems()] + found
     built = time.perf_counter()
     checkpoint()
     if out_dir is None:  # in memory (kgraph.build without a folder): nothing to write
