@@ -55,10 +55,13 @@ class DigestReader:
             return hit, key
         result = read_digest(data, source, self.forced)
         checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
-        mentions = extract_digest(result.entries, EXTRACTORS, self.knowledge)
+        stopped: list[Problem] = []
+        mentions = extract_digest(result.entries, EXTRACTORS, self.knowledge, stopped)
         sha = result.digest.sha256 if result.digest else ""
-        value = ExtractedDigest(result, tuple(mentions), (), sha)
-        if self.cache is not None and result.digest is not None:
+        value = ExtractedDigest(result, tuple(mentions), tuple(stopped), sha)
+        # A cue stopped by its timeout depends on the machine's speed: not kept, so that
+        # the next build tries it again (and says so again).
+        if self.cache is not None and result.digest is not None and not stopped:
             self.cache.store(key, value)
         return value, key
 
