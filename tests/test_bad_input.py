@@ -254,7 +254,7 @@ def test_cli_undetectable_encoding_is_an_error_naming_the_file(tmp_path, text, e
     digest.write_bytes(text.encode(encoding))
     code, stderr, report, _ = build_reported([str(digest)], tmp_path / "out")
     assert code == 1
-    assert f"{encoding}.txt:1: error: line 2: not valid UTF-8" in stderr
+    assert f"{encoding}.txt:2: error: not valid UTF-8" in stderr
     assert "convert the file to UTF-8" in stderr
     assert report["problems"][0]["severity"] == "error"
 
@@ -671,3 +671,28 @@ def test_cli_records_kgraph_keeps_nested_too_deeply_are_ignored_not_a_traceback(
     ):
         result = CliRunner().invoke(cli, command, catch_exceptions=False)
         assert result.exit_code == 0, (command, result.stderr)
+
+
+def test_cli_bad_byte_is_reported_at_its_line_with_the_entries_it_cost(tmp_path) -> None:
+    """A bad byte on line 6 was `a.txt:1: error: line 6: …`, and line 1 in the report:
+    an editor or a CI annotation jumps to FILE:LINE. The file's entries, read with U+FFFD
+    for the byte, are counted as skipped: nothing disappears without a number."""
+    digest = tmp_path / "a.txt"
+    digest.write_bytes(
+        b"2026-01-01\nTitle one\nSummary one.\nTitle two\nSummary two.\n"
+        b"Title \xff three\nSummary three.\n"
+    )
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out", *JSON)
+    assert code == 1
+    message = (
+        "not valid UTF-8 (byte 0xff at column 7) and no other encoding fits with confidence; "
+        "convert the file to UTF-8; its 3 entries are skipped"
+    )
+    assert stderr.startswith(f"{digest}:6: error: {message}\n")
+    assert report["problems"] == [
+        {"file": str(digest), "line": 6, "severity": "error", "message": message,
+         "skippedEntries": 3}
+    ]  # fmt: skip
+    assert report["summary"]["entriesRead"] == 3 and report["summary"]["entriesSkipped"] == 3
+    assert_nothing_lost(report, graph)
+

@@ -209,7 +209,10 @@ def read_digest(data: bytes, source: str, forced: str | None = None) -> ReadResu
     try:
         text, problems = decode(data, source)
     except DecodeError as err:
-        return ReadResult(None, (), (Problem(source, 1, str(err), Severity.ERROR),))
+        lost = _entries_in(err.text, source, forced) if err.text is not None else 0
+        count = "its entry is" if lost == 1 else f"its {lost} entries are"
+        message = f"{err}; {count} skipped" if lost else str(err)
+        return ReadResult(None, (), (Problem(source, err.line, message, Severity.ERROR, lost),))
     if not text.strip():
         return ReadResult(None, (), (*problems, Problem(source, 1, "empty file, no entries")))
     fmt = format_named(forced) if forced else _detect(os.path.basename(source), text)
@@ -222,6 +225,16 @@ def read_digest(data: bytes, source: str, forced: str | None = None) -> ReadResu
         return ReadResult(None, (), (*problems, Problem(source, 1, message, Severity.ERROR)))
     result = fmt.parse(text, source, sha)
     return within_limits(ReadResult(result.digest, result.entries, (*problems, *result.problems)))
+
+
+def _entries_in(text: str, source: str, forced: str | None) -> int:
+    """How many entries a file that cannot be decoded holds, read with U+FFFD for its bad
+    bytes: they are lost with it, and counted as skipped, so that nothing disappears."""
+    fmt = format_named(forced) if forced else _detect(os.path.basename(source), text)
+    if fmt is None or not text.strip():
+        return 0
+    result = fmt.parse(text, source, "")
+    return len(result.entries) + sum(p.skipped_entries for p in result.problems)
 
 
 def _detect(name: str, text: str) -> InputFormat | None:
