@@ -696,3 +696,32 @@ def test_cli_bad_byte_is_reported_at_its_line_with_the_entries_it_cost(tmp_path)
     assert report["summary"]["entriesRead"] == 3 and report["summary"]["entriesSkipped"] == 3
     assert_nothing_lost(report, graph)
 
+
+def test_cli_json_lines_of_the_wrong_type_must_be_strings_and_repeated_keys_warn(
+    tmp_path,
+) -> None:
+    """`"title": 12345` was reported as `missing "title"`, `"summary": [...]` as `missing
+    "summary"`, and a key given twice silently kept its last value."""
+    digest = tmp_path / "t.jsonl"
+    digest.write_text(
+        '{"title": 12345, "summary": "s"}\n'
+        '{"title": "Listed", "summary": ["a", "b"]}\n'
+        '{"title": "First", "title": "Second", "summary": "s", "x": {"k": 1, "k": 2}}\n'
+        '{"summary": "no title"}\n'
+        '{"title": " ", "summary": "blank title"}\n'
+        '{"title": {"en": "t"}, "summary": true}\n',
+        "utf-8",
+    )
+    code, _, report, graph = build_reported([str(digest)], tmp_path / "out", *JSON)
+    assert code == 1
+    assert [str(p["line"]) + ": " + p["message"] for p in report["problems"]] == [
+        '1: "title" must be a string, not a number; entry skipped',
+        '2: "summary" must be a string, not a list',
+        '3: "title" given twice; the last value is used',
+        '4: missing "title"; entry skipped',
+        '5: empty "title"; entry skipped',
+        '6: "title" must be a string, not an object; entry skipped',
+    ]
+    assert [e["title"] for e in _entries(graph)] == ["Listed", "Second"]
+    assert_nothing_lost(report, graph)
+
