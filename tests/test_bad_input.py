@@ -725,3 +725,17 @@ def test_cli_json_lines_of_the_wrong_type_must_be_strings_and_repeated_keys_warn
     assert [e["title"] for e in _entries(graph)] == ["Listed", "Second"]
     assert_nothing_lost(report, graph)
 
+
+def test_cli_the_same_file_given_twice_is_read_once_with_an_error(tmp_path) -> None:
+    """`kgraph build a.txt a.txt` said nothing and exited 0; the README promises that a
+    digest given twice is read once, with an error, its second copy's entries skipped."""
+    digest = tmp_path / "a.txt"
+    digest.write_text("2026-01-01\nTitle one\nSummary one.\nTitle two\nSummary.\n", "utf-8")
+    (tmp_path / "link.txt").symlink_to(digest)
+    for inputs in ([digest, digest], [digest, tmp_path / "link.txt"], [tmp_path, digest]):
+        code, stderr, report, graph = build_reported(list(map(str, inputs)), tmp_path / "o", *JSON)
+        assert code == 1, inputs
+        assert ":1: error: the same digest was given twice; its 2 entries are read once" in stderr
+        assert report["summary"]["entriesRead"] == 4 and report["summary"]["entriesSkipped"] == 2
+        assert [e["title"] for e in _entries(graph)] == ["Title one", "Title two"]
+        assert_nothing_lost(report, graph)

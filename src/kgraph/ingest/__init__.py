@@ -69,19 +69,25 @@ def expand_inputs(inputs: Iterable[str], written: Collection[str | Path] = ()) -
     read what kgraph writes: the files and folders in `written` (the build's output folder
     and report) and any folder holding a `.kgraph/` record, a build's output folder, whose
     JSON report would be read back as JSON Lines. What a walk passed is in `passed`; a
-    path named as an input is read, as the user asked.
+    path named as an input is read, as the user asked. A file named or found twice is
+    listed twice: the build keeps its first copy and reports the second as an error.
     """
     paths: list[str] = []
     problems: list[Problem] = []
     passed: set[Passed] = set()
-    seen: set[str] = set()
     own = frozenset(os.path.realpath(path) for path in written)
+    first: dict[str, str] = {}  # real path -> the path it was first reached by
 
     def add(path: str) -> None:
+        # A file reached twice (named twice, through a link, in two inputs) is listed
+        # again under its first name, so that the build tells the second copy by its
+        # name and content and reports it (kgraph.pipeline). A stream is read only once.
         key = path if path == "-" else os.path.realpath(path)
-        if key not in seen:
-            seen.add(key)
+        if key not in first:
+            first[key] = path
             paths.append(path)
+        elif key != "-" and not _is_pipe(path):
+            paths.append(first[key])
 
     for given in inputs:
         if given == "-":
