@@ -739,3 +739,49 @@ def test_cli_the_same_file_given_twice_is_read_once_with_an_error(tmp_path) -> N
         assert report["summary"]["entriesRead"] == 4 and report["summary"]["entriesSkipped"] == 2
         assert [e["title"] for e in _entries(graph)] == ["Title one", "Title two"]
         assert_nothing_lost(report, graph)
+
+
+def test_cli_tag_view_of_title_and_summary_lines_without_a_blank_between_is_read(tmp_path):
+    """A tag view whose blocks are a title line and then a summary line was read as "text
+    before the first title": the whole file, every entry, skipped as one."""
+    header, *blocks = [b for b in TAG_VIEW_SEED.read_text("utf-8").split("\n\n") if b.strip()]
+    pairs = [f"{blocks[i].strip()}\n{blocks[i + 1].strip()}" for i in range(0, len(blocks), 2)]
+    joined = tmp_path / "joined.txt"
+    joined.write_text(header + "\n\n" + "\n\n".join(pairs) + "\n", "utf-8")
+    _, _, _, expected = build_reported([str(TAG_VIEW_SEED)], tmp_path / "a", *JSON)
+    code, stderr, report, graph = build_reported([str(joined)], tmp_path / "b", *JSON)
+    assert code == 0 and not report["problems"], stderr
+    assert len(_entries(graph)) == len(pairs) == 8
+    assert [(e["title"], e["text"]) for e in _entries(graph)] == [
+        (e["title"], e["text"]) for e in _entries(expected)
+    ]
+    assert [e["line"] for e in _entries(graph)] == [3 + 3 * i for i in range(8)]
+    repos = {e["target"] for e in graph["edges"] if e["relation"] == "inRepository"}
+    assert repos == {"repo/" + header.split(" ")[0]}  # from the header
+    # a summary block that opens with a short line stays the summary of the title before it
+    kept = tmp_path / "kept.txt"
+    kept.write_text(
+        "o/r · 标签视图\n\n标题一\n\n值得精读\n- 重点看 `a.py`。\n\n标题二\n\n摘要。\n", "utf-8"
+    )
+    code, stderr, _, graph = build_reported([str(kept)], tmp_path / "c", *JSON)
+    assert code == 0, stderr
+    assert [(e["title"], e["text"]) for e in _entries(graph)] == [
+        ("标题一", "值得精读\n- 重点看 `a.py`。"),
+        ("标题二", "摘要。"),
+    ]
+
+
+def test_cli_text_before_the_first_title_says_how_many_entries_it_cost(tmp_path) -> None:
+    long_titles = [f"Fix {'the cache ' * 20}{n}" for n in ("one", "two")]
+    digest = tmp_path / "d.txt"
+    digest.write_text(
+        f"2026-01-01\n{long_titles[0]}\nIts summary.\n{long_titles[1]}\nIts summary.\n"
+        "Next title\nSummary.\n",
+        "utf-8",
+    )
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out", *JSON)
+    assert code == 1
+    assert "d.txt:2: error: text before the first title belongs to no entry" in stderr
+    assert "skipped as 2 entries: " in stderr
+    assert report["summary"]["entriesRead"] == 3 and report["summary"]["entriesSkipped"] == 2
+    assert_nothing_lost(report, graph)

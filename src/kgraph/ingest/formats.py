@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import regex
 
 from kgraph.ingest.text import quoted, split_lines
-from kgraph.ingest.titles import Unit, group
+from kgraph.ingest.titles import Unit, group, looks_like_title
 from kgraph.model import Digest, Entry, Problem, ReadResult, Severity
 
 DATE = regex.compile(r"^\s*(\d{4}-\d{2}-\d{2})\s*$")
@@ -191,13 +191,32 @@ def _paragraphs(lines: list[str], start: int) -> list[Unit]:
     return units
 
 
+def _titled_blocks(units: list[Unit]) -> list[Unit]:
+    """Blocks that hold a title line and its summary lines, with no blank line between
+    them, split into the two: some tag views write every entry so. A block is split when
+    its first line looks like a title and no title before it waits for its summary (then
+    the block is that summary, which may well open with a short line: "值得精读")."""
+    found: list[Unit] = []
+    waiting = False  # the last unit is a title whose summary has not come yet
+    for unit in units:
+        head, _, rest = unit.text.partition("\n")
+        if rest and not waiting and looks_like_title(head):
+            found += [Unit(unit.line, head), Unit(unit.line + 1, rest)]
+            waiting = False
+        else:
+            found.append(unit)
+            waiting = looks_like_title(unit.text)
+    return found
+
+
 def _parse_tag_view(text: str, source: str, sha: str) -> ReadResult:
     lines = split_lines(text)
     start = next(i for i, line in enumerate(lines) if line.strip())
     header = TAG_VIEW_HEADER.match(lines[start])
     repo = header.group(1) if header else None
     first = start + 1 if header else start
-    return _entries(source, sha, "tag-view", _paragraphs(lines, first), None, repo, [])
+    units = _titled_blocks(_paragraphs(lines, first))
+    return _entries(source, sha, "tag-view", units, None, repo, [])
 
 
 # --- Markdown: optional front matter or "# repo/date" line, then "## title" sections --------
