@@ -12,17 +12,27 @@ Reusable by any test (and by the extractors other branches add, with no change h
   nested brackets, long blank runs — that `entry_for` turns into entries for the extractors.
 - `run_timed` runs a function in a forked child with a hard timeout and returns its time,
   so a catastrophic pattern fails a test with its name instead of stalling CI.
+- `HOSTILE_JSON` are JSON files every reader of one must survive, and `run_cli` runs the
+  real `kgraph` entry point in a forked child, giving its exit code as a process's (negative
+  for a signal), fast enough for a property test of every command.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import multiprocessing
+import os
 import pkgutil
 import re
+import signal
+import sys
+import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import regex
@@ -273,3 +283,68 @@ HOSTILE_JSON: dict[str, bytes] = {
     "line-record-without-id": b'{"directed": true, "nodes": [\n{"kind": "PullRequest"},\n'
     b'"edges": [\n{"source": "a", "relation": "describedBy"}\n]}\n',
 }
+
+
+# --- the real command line, many times a second ------------------------------------------------
+
+
+def run_cli(args: list[str], timeout: float = 60.0) -> tuple[int, str, str]:
+    """`kgraph ARGS` as its console script runs it (`kgraph.__main__.main`, signal handlers
+    and all), in a forked child of this already-imported process, so that an example costs
+    milliseconds instead of an interpreter's start. Returns (exit code, stdout, stderr); the
+    exit code is negative, as `subprocess` gives it, when a signal killed the child (a
+    segmentation fault is -11), and a child still running after `timeout` is killed and
+    reported as TimeoutError. stdin is empty."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out, err = Path(scratch) / "out", Path(scratch) / "err"
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            _run_main_in_child(args, out, err)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise TimeoutError(f"kgraph {' '.join(args)[:200]} ran past {timeout:.0f}s")
+            time.sleep(0.005)
+        text = (
+            out.read_bytes().decode("utf-8", "replace"),
+            err.read_bytes().decode("utf-8", "replace"),
+        )
+        return os.waitstatus_to_exitcode(status), *text
+
+
+def _run_main_in_child(args: list[str], out: Path, err: Path) -> None:
+    code = 1
+    try:
+        for fd, path, flags in (
+            (0, os.devnull, os.O_RDONLY),
+            (1, out, os.O_WRONLY | os.O_CREAT),
+            (2, err, os.O_WRONLY | os.O_CREAT),
+        ):
+            os.dup2(os.open(path, flags), fd)
+        # The streams the interpreter would have opened on them (pytest replaced its own).
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        sys.argv = ["kgraph", *args]
+        from kgraph.__main__ import main
+
+        try:
+            main()
+            code = 0
+        except SystemExit as stop:  # as the interpreter reads it
+            if isinstance(stop.code, int) or stop.code is None:
+                code = stop.code or 0
+            else:
+                print(stop.code, file=sys.stderr)
+        except BaseException:  # as the interpreter prints it
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
