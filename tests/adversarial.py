@@ -12,17 +12,27 @@ Reusable by any test (and by the extractors other branches add, with no change h
   nested brackets, long blank runs — that `entry_for` turns into entries for the extractors.
 - `run_timed` runs a function in a forked child with a hard timeout and returns its time,
   so a catastrophic pattern fails a test with its name instead of stalling CI.
+- `HOSTILE_JSON` are JSON files every reader of one must survive, and `run_cli` runs the
+  real `kgraph` entry point in a forked child, giving its exit code as a process's (negative
+  for a signal), fast enough for a property test of every command.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import multiprocessing
+import os
 import pkgutil
 import re
+import signal
+import sys
+import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import regex
@@ -247,3 +257,94 @@ def _timed(send: Any, function: Callable[..., object], args: tuple[object, ...])
         send.send(("error", repr(err)))
     finally:
         send.close()
+
+
+# --- hostile JSON files ------------------------------------------------------------------------
+
+# What another tool, a person or a broken disk may leave where kgraph reads a JSON file
+# (graph.json for diff, eval and html; gold files): each must be one line naming the file.
+HOSTILE_JSON: dict[str, bytes] = {
+    "200k-nested-lists": b"[" * 200_000,
+    "200k-nested-objects": b'{"a":' * 200_000,
+    "deep-inside-nodes": b'{"nodes": [' + b"[" * 100_000 + b"]" * 100_000 + b'], "edges": []}',
+    "latin-1": b'[{"title": "caf\xe9"}]',
+    "bad-byte-on-line-3": b'[\n{"title": "a"},\n{"title": "\xff"}]',
+    "empty": b"",
+    "nul-bytes": b"\x00" * 100,
+    "png": b"\x89PNG\r\n\x1a\n" + bytes(range(256)),
+    "5000-digit-number": b'{"nodes": [{"id": 1' + b"9" * 5000 + b"}], " + b'"edges": []}',
+    "nodes-a-string": b'{"nodes": "abc", "edges": 5}',
+    "nodes-numbers": b'{"nodes": [1, 2], "edges": [3]}',
+    "id-a-list": b'{"nodes": [{"id": [1], "kind": "PullRequest", "label": "x"}], "edges": []}',
+    "edge-without-ends": b'{"nodes": [], "edges": [{"relation": "describedBy"}]}',
+    "line-records-broken": (
+        b'{"directed": true, "nodes": [\n{"id": "a", "kind": "PullRequest"\n"edges": [\n{"x"\n'
+    ),
+    "line-record-without-id": b'{"directed": true, "nodes": [\n{"kind": "PullRequest"},\n'
+    b'"edges": [\n{"source": "a", "relation": "describedBy"}\n]}\n',
+}
+
+
+# --- the real command line, many times a second ------------------------------------------------
+
+
+def run_cli(args: list[str], timeout: float = 60.0) -> tuple[int, str, str]:
+    """`kgraph ARGS` as its console script runs it (`kgraph.__main__.main`, signal handlers
+    and all), in a forked child of this already-imported process, so that an example costs
+    milliseconds instead of an interpreter's start. Returns (exit code, stdout, stderr); the
+    exit code is negative, as `subprocess` gives it, when a signal killed the child (a
+    segmentation fault is -11), and a child still running after `timeout` is killed and
+    reported as TimeoutError. stdin is empty."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out, err = Path(scratch) / "out", Path(scratch) / "err"
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            _run_main_in_child(args, out, err)
+        deadline = time.monotonic() + timeout
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise TimeoutError(f"kgraph {' '.join(args)[:200]} ran past {timeout:.0f}s")
+            time.sleep(0.005)
+        text = (
+            out.read_bytes().decode("utf-8", "replace"),
+            err.read_bytes().decode("utf-8", "replace"),
+        )
+        return os.waitstatus_to_exitcode(status), *text
+
+
+def _run_main_in_child(args: list[str], out: Path, err: Path) -> None:
+    code = 1
+    try:
+        for fd, path, flags in (
+            (0, os.devnull, os.O_RDONLY),
+            (1, out, os.O_WRONLY | os.O_CREAT),
+            (2, err, os.O_WRONLY | os.O_CREAT),
+        ):
+            os.dup2(os.open(path, flags), fd)
+        # The streams the interpreter would have opened on them (pytest replaced its own).
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
+        sys.argv = ["kgraph", *args]
+        from kgraph.__main__ import main
+
+        try:
+            main()
+            code = 0
+        except SystemExit as stop:  # as the interpreter reads it
+            if isinstance(stop.code, int) or stop.code is None:
+                code = stop.code or 0
+            else:
+                print(stop.code, file=sys.stderr)
+        except BaseException:  # as the interpreter prints it
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(BaseException):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from checks import assert_conforms, assert_nothing_lost, build_reported, parse_exports
-from conftest import SEEDS
+from conftest import SEEDS, build
 from kgraph import atomic, corpus
 from kgraph.catalog import builtin_knowledge
 from kgraph.cli import cli
@@ -254,7 +254,7 @@ def test_cli_undetectable_encoding_is_an_error_naming_the_file(tmp_path, text, e
     digest.write_bytes(text.encode(encoding))
     code, stderr, report, _ = build_reported([str(digest)], tmp_path / "out")
     assert code == 1
-    assert f"{encoding}.txt:1: error: line 2: not valid UTF-8" in stderr
+    assert f"{encoding}.txt:2: error: not valid UTF-8" in stderr
     assert "convert the file to UTF-8" in stderr
     assert report["problems"][0]["severity"] == "error"
 
@@ -557,3 +557,231 @@ def test_cli_an_output_that_cannot_be_made_is_named_not_its_temporary_file(
     named = tmp_path / "out" / "graph.ttl"
     assert f"{named}:0: error: cannot write the outputs: Permission denied" in result.stderr
     assert ".tmp" not in result.stderr
+
+
+# --- the second battery (issue 26) ----------------------------------------------------------
+
+JSON = ("--only", "json")  # the builds below check what is read, not the exports
+
+
+def _not_read(report: dict) -> list[tuple[str, str]]:
+    return [(p["path"], p["reason"]) for p in report["notRead"]]
+
+
+def _digest_sources(graph: dict) -> list[str]:
+    return sorted(n["sourceName"] for n in graph["nodes"] if n["kind"] == "Digest")
+
+
+def test_cli_folder_walk_follows_no_symbolic_link_and_says_so_once(tmp_path) -> None:
+    """A link in an input folder can lead anywhere: to a file outside it, to /etc/passwd,
+    to a parent folder. A walk follows none, as git and ripgrep do, and the summary lists
+    them once; a link named as an input is followed."""
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "o.txt").write_text("2026-01-01\nOutside title\nSecret.\n", "utf-8")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.txt").write_text("2026-01-01\nInside title\nSummary.\n", "utf-8")
+    (folder / "link.txt").symlink_to(tmp_path / "outside" / "o.txt")
+    (folder / "passwd.txt").symlink_to("/etc/passwd")
+    (folder / "dir").symlink_to(tmp_path / "outside")
+    (folder / "up").symlink_to("..")
+    (folder / "image.png").symlink_to("/etc/passwd")  # no digest's suffix: not worth a word
+    result = CliRunner().invoke(cli, ["build", str(folder), "-o", str(tmp_path / "out"), *JSON])
+    assert result.exit_code == 0, result.stderr
+    assert "passwd" not in result.stderr and not result.stderr
+    links = [str(folder / name) for name in ("dir", "link.txt", "passwd.txt", "up")]
+    assert result.stdout.count("symbolic link") == 1
+    assert f"not read: 4 symbolic link(s) ({', '.join(links[:3])} and 1 more)" in result.stdout
+    code, _, report, graph = build_reported([str(folder)], tmp_path / "again", *JSON)
+    assert code == 0 and _not_read(report) == [(link, "symbolic link") for link in links]
+    assert _digest_sources(graph) == ["a.txt"]
+    for pattern, read, passed in [
+        ("*.txt", ["a.txt"], ["link.txt", "passwd.txt"]),
+        ("*/o.txt", [], ["dir"]),
+        ("**/*.txt", ["a.txt"], ["link.txt", "passwd.txt"]),
+    ]:
+        _, _, report, graph = build_reported([f"{folder}/{pattern}"], tmp_path / "glob", *JSON)
+        assert _digest_sources(graph) == read, pattern
+        assert _not_read(report) == [(str(folder / n), "symbolic link") for n in passed], pattern
+        assert not [p for p in report["problems"] if "passwd" in p["file"]]
+    code, _, report, graph = build_reported([str(folder / "link.txt")], tmp_path / "named", *JSON)
+    assert code == 0 and _digest_sources(graph) == ["link.txt"]
+    assert _not_read(report) == []
+
+
+def test_cli_folder_walk_reads_no_output_or_report_of_kgraph(tmp_path) -> None:
+    """`kgraph build IN -o IN/out --report IN/out/report.jsonl`, run twice, read its own
+    report back as a JSON Lines digest (23 errors). A walk reads neither the build's output
+    folder and report nor the output folder of another build (it holds `.kgraph/`)."""
+    folder = tmp_path / "in"
+    (folder / "old").mkdir(parents=True)
+    (folder / "a.txt").write_text("2026-01-01\nInside title\nSummary.\n", "utf-8")
+    (folder / "old" / "b.txt").write_text("2026-01-01\nOld title\nSummary.\n", "utf-8")
+    assert build([str(folder / "old" / "b.txt")], folder / "old", *JSON)[0] == 0
+    args = [str(folder), "--report", str(folder / "out" / "report.jsonl"), *JSON]
+    for _ in range(2):
+        code, stdout, stderr = build(args[:1], folder / "out", *args[1:])
+        assert code == 0 and not stderr, stderr
+    report = json.loads((folder / "out" / "report.jsonl").read_text("utf-8"))
+    assert report["summary"]["digests"] == 1 and report["problems"] == []
+    assert _not_read(report) == [
+        (str(folder / "old"), "kgraph output"),
+        (str(folder / "out"), "kgraph output"),
+    ]
+    assert f"not read: 2 kgraph output(s) ({folder / 'old'}, {folder / 'out'})" in stdout
+    for _ in range(2):  # a report beside the digests, and outputs elsewhere
+        code, _, stderr = build([str(folder), "--report", str(folder / "r.jsonl")], tmp_path / "o")
+        assert code == 0 and not stderr, stderr
+    for pattern in ("*.jsonl", "**/*.jsonl", "*/*.jsonl"):
+        args = [f"{folder}/{pattern}", "--report", str(folder / "r.jsonl"), *JSON]
+        code, _, stderr = build(args, tmp_path / "o")
+        assert code == 1 and "pattern matches no file" in stderr and "r.jsonl:" not in stderr
+
+
+def test_cli_records_kgraph_keeps_nested_too_deeply_are_ignored_not_a_traceback(tmp_path) -> None:
+    """The records in OUT/.kgraph/ are JSON that anything may have overwritten: 200,000
+    nested `[` there raised RecursionError in every command that read one."""
+    out = tmp_path / "out"
+    digest = tmp_path / "d.txt"
+    digest.write_text("2026-01-01\nA title\nA summary naming `a.py`.\n", "utf-8")
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "a.py").write_text("def f():\n    pass\n", "utf-8")
+    args = ["--source", f"o/r={source}"]
+    assert build([str(digest)], out, *args)[0] == 0
+    query = tmp_path / "q.rq"
+    query.write_text("SELECT * WHERE { ?s ?p ?o } LIMIT 1\n", "utf-8")
+    assert CliRunner().invoke(cli, ["query", str(out), str(query)]).exit_code == 0
+    records = [
+        *(out / ".kgraph").glob("*.json"),
+        *(out / ".kgraph" / "output").glob("*.json"),
+        *(out / ".kgraph-store").glob("*.json"),
+    ]
+    assert {r.name for r in records} >= {"outputs.json", "manifest.json", "index.json"}
+    assert any(r.name.startswith("source-") for r in records)
+    assert any(r.name == "kgraph-stamp.json" for r in records)
+    for record in records:
+        record.write_bytes(b"[" * 200_000)
+    for command in (
+        ["build", str(digest), "-o", str(out), *args, "-q"],
+        ["query", str(out), str(query)],
+        ["diff", str(out), str(out)],
+        ["eval", "--gold", str(SEEDS / "gold.json"), str(out)],
+        ["html", str(out), "-o", str(tmp_path / "page.html")],
+    ):
+        result = CliRunner().invoke(cli, command, catch_exceptions=False)
+        assert result.exit_code == 0, (command, result.stderr)
+
+
+def test_cli_bad_byte_is_reported_at_its_line_with_the_entries_it_cost(tmp_path) -> None:
+    """A bad byte on line 6 was `a.txt:1: error: line 6: …`, and line 1 in the report:
+    an editor or a CI annotation jumps to FILE:LINE. The file's entries, read with U+FFFD
+    for the byte, are counted as skipped: nothing disappears without a number."""
+    digest = tmp_path / "a.txt"
+    digest.write_bytes(
+        b"2026-01-01\nTitle one\nSummary one.\nTitle two\nSummary two.\n"
+        b"Title \xff three\nSummary three.\n"
+    )
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out", *JSON)
+    assert code == 1
+    message = (
+        "not valid UTF-8 (byte 0xff at column 7) and no other encoding fits with confidence; "
+        "convert the file to UTF-8; its 3 entries are skipped"
+    )
+    assert stderr.startswith(f"{digest}:6: error: {message}\n")
+    assert report["problems"] == [
+        {"file": str(digest), "line": 6, "severity": "error", "message": message,
+         "skippedEntries": 3}
+    ]  # fmt: skip
+    assert report["summary"]["entriesRead"] == 3 and report["summary"]["entriesSkipped"] == 3
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_json_lines_of_the_wrong_type_must_be_strings_and_repeated_keys_warn(
+    tmp_path,
+) -> None:
+    """`"title": 12345` was reported as `missing "title"`, `"summary": [...]` as `missing
+    "summary"`, and a key given twice silently kept its last value."""
+    digest = tmp_path / "t.jsonl"
+    digest.write_text(
+        '{"title": 12345, "summary": "s"}\n'
+        '{"title": "Listed", "summary": ["a", "b"]}\n'
+        '{"title": "First", "title": "Second", "summary": "s", "x": {"k": 1, "k": 2}}\n'
+        '{"summary": "no title"}\n'
+        '{"title": " ", "summary": "blank title"}\n'
+        '{"title": {"en": "t"}, "summary": true}\n',
+        "utf-8",
+    )
+    code, _, report, graph = build_reported([str(digest)], tmp_path / "out", *JSON)
+    assert code == 1
+    assert [str(p["line"]) + ": " + p["message"] for p in report["problems"]] == [
+        '1: "title" must be a string, not a number; entry skipped',
+        '2: "summary" must be a string, not a list',
+        '3: "title" given twice; the last value is used',
+        '4: missing "title"; entry skipped',
+        '5: empty "title"; entry skipped',
+        '6: "title" must be a string, not an object; entry skipped',
+    ]
+    assert [e["title"] for e in _entries(graph)] == ["Listed", "Second"]
+    assert_nothing_lost(report, graph)
+
+
+def test_cli_the_same_file_given_twice_is_read_once_with_an_error(tmp_path) -> None:
+    """`kgraph build a.txt a.txt` said nothing and exited 0; the README promises that a
+    digest given twice is read once, with an error, its second copy's entries skipped."""
+    digest = tmp_path / "a.txt"
+    digest.write_text("2026-01-01\nTitle one\nSummary one.\nTitle two\nSummary.\n", "utf-8")
+    (tmp_path / "link.txt").symlink_to(digest)
+    for inputs in ([digest, digest], [digest, tmp_path / "link.txt"], [tmp_path, digest]):
+        code, stderr, report, graph = build_reported(list(map(str, inputs)), tmp_path / "o", *JSON)
+        assert code == 1, inputs
+        assert ":1: error: the same digest was given twice; its 2 entries are read once" in stderr
+        assert report["summary"]["entriesRead"] == 4 and report["summary"]["entriesSkipped"] == 2
+        assert [e["title"] for e in _entries(graph)] == ["Title one", "Title two"]
+        assert_nothing_lost(report, graph)
+
+
+def test_cli_tag_view_of_title_and_summary_lines_without_a_blank_between_is_read(tmp_path):
+    """A tag view whose blocks are a title line and then a summary line was read as "text
+    before the first title": the whole file, every entry, skipped as one."""
+    header, *blocks = [b for b in TAG_VIEW_SEED.read_text("utf-8").split("\n\n") if b.strip()]
+    pairs = [f"{blocks[i].strip()}\n{blocks[i + 1].strip()}" for i in range(0, len(blocks), 2)]
+    joined = tmp_path / "joined.txt"
+    joined.write_text(header + "\n\n" + "\n\n".join(pairs) + "\n", "utf-8")
+    _, _, _, expected = build_reported([str(TAG_VIEW_SEED)], tmp_path / "a", *JSON)
+    code, stderr, report, graph = build_reported([str(joined)], tmp_path / "b", *JSON)
+    assert code == 0 and not report["problems"], stderr
+    assert len(_entries(graph)) == len(pairs) == 8
+    assert [(e["title"], e["text"]) for e in _entries(graph)] == [
+        (e["title"], e["text"]) for e in _entries(expected)
+    ]
+    assert [e["line"] for e in _entries(graph)] == [3 + 3 * i for i in range(8)]
+    repos = {e["target"] for e in graph["edges"] if e["relation"] == "inRepository"}
+    assert repos == {"repo/" + header.split(" ")[0]}  # from the header
+    # a summary block that opens with a short line stays the summary of the title before it
+    kept = tmp_path / "kept.txt"
+    kept.write_text(
+        "o/r · 标签视图\n\n标题一\n\n值得精读\n- 重点看 `a.py`。\n\n标题二\n\n摘要。\n", "utf-8"
+    )
+    code, stderr, _, graph = build_reported([str(kept)], tmp_path / "c", *JSON)
+    assert code == 0, stderr
+    assert [(e["title"], e["text"]) for e in _entries(graph)] == [
+        ("标题一", "值得精读\n- 重点看 `a.py`。"),
+        ("标题二", "摘要。"),
+    ]
+
+
+def test_cli_text_before_the_first_title_says_how_many_entries_it_cost(tmp_path) -> None:
+    long_titles = [f"Fix {'the cache ' * 20}{n}" for n in ("one", "two")]
+    digest = tmp_path / "d.txt"
+    digest.write_text(
+        f"2026-01-01\n{long_titles[0]}\nIts summary.\n{long_titles[1]}\nIts summary.\n"
+        "Next title\nSummary.\n",
+        "utf-8",
+    )
+    code, stderr, report, graph = build_reported([str(digest)], tmp_path / "out", *JSON)
+    assert code == 1
+    assert "d.txt:2: error: text before the first title belongs to no entry" in stderr
+    assert "skipped as 2 entries: " in stderr
+    assert report["summary"]["entriesRead"] == 3 and report["summary"]["entriesSkipped"] == 2
+    assert_nothing_lost(report, graph)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import SCHEMAS
+from kgraph import catalog
 from kgraph.catalog import CatalogError, builtin_knowledge, load_knowledge
 from kgraph.extract.patterns import extract_patterns
 from kgraph.model import Entry
@@ -128,6 +132,22 @@ ex:more a kg:DesignPattern ; skos:notation "decoupling" ; skos:altLabel "各走�
             6,
             "pattern decoupling has two skos:prefLabel in @en",
         ),
+        (  # regex compiles recursively: RecursionError, a traceback
+            'ex:a a kg:DesignPattern ; skos:notation "a" ;\n    kg:cue "'
+            + "(" * 3000
+            + "a"
+            + ")" * 3000
+            + '"@en .\n',
+            5,
+            "cue of a is not a valid expression: it nests 3,000 levels of brackets, more than 64",
+        ),
+        (  # escaped brackets are text, not nesting
+            'ex:a a kg:DesignPattern ; skos:notation "a" ;\n    kg:cue "'
+            + "\\\\(" * 100
+            + '["@en .\n',
+            5,
+            "cue of a is not a valid expression: unterminated character set",
+        ),
     ],
 )
 def test_catalog_errors_name_file_and_line(
@@ -198,3 +218,79 @@ def test_catalog_every_builtin_cue_compiles() -> None:
     assert len(cues) > 600
     for cue in cues:
         assert cue.pattern.pattern == cue.expression
+
+
+def _evil_catalog(tmp_path: Path, cue: str) -> Path:
+    catalog = tmp_path / "evil.ttl"
+    catalog.write_text(
+        PREFIXES + 'ex:evil a kg:DesignPattern ; skos:notation "evil" ;\n'
+        f'    skos:prefLabel "Evil"@en ;\n    kg:cue "{cue}"@en .\n',
+        "utf-8",
+    )
+    return catalog
+
+
+def _kgraph(*args: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a child: before the fix, a catastrophic cue ran for ever."""
+    return subprocess.run(
+        [sys.executable, "-m", "kgraph", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize("cue", ["(a|aa)+$", r"(\\w|\\w\\w)+$"])  # as Turtle writes them
+def test_catalog_cue_that_backtracks_catastrophically_is_refused_when_it_loads(
+    tmp_path: Path, cue: str
+) -> None:
+    """`(a|aa)+$` made `kgraph build` run for ever on a 60-character summary."""
+    digest = tmp_path / "d.txt"
+    digest.write_text("2026-01-01\nA title\n" + "a" * 60 + "!\n", "utf-8")
+    run = _kgraph(
+        "build", digest, "-o", tmp_path / "out", "--catalog", _evil_catalog(tmp_path, cue)
+    )
+    assert run.returncode == 2
+    assert run.stderr.startswith(
+        f"{tmp_path / 'evil.ttl'}:6: error: cue of evil backtracks catastrophically: matching "
+        "it on 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\x00' took over 0.1 s"
+    )
+    assert not (tmp_path / "out" / "graph.json").exists()
+
+
+def test_catalog_probes_refuse_no_builtin_cue() -> None:
+    """The probes a user's cue must pass are passed by every cue of the built-in catalog."""
+    slow = [
+        (pattern.id, cue.expression, probe)
+        for pattern in builtin_knowledge().patterns
+        for cue in pattern.cues
+        for probe in catalog._probes(cue.expression)
+        if catalog._times_out(cue.pattern, probe)
+    ]
+    assert slow == []
+
+
+def test_catalog_cue_that_runs_past_its_timeout_is_stopped_and_named_at_the_entry(
+    tmp_path: Path,
+) -> None:
+    """`(x+x+)+y` passes the probes (cubic, not exponential) but took minutes on a long
+    summary: the match is stopped after CUE_TIMEOUT, a warning names the cue, its catalog
+    line and the entry, and the rest of the entry and the build go on."""
+    digest = tmp_path / "d.txt"
+    digest.write_text(
+        "2026-01-01\nA long one\nSee `a.py`: " + "x" * 3000 + " y.\nA short one\nxxy.\n", "utf-8"
+    )
+    catalog = _evil_catalog(tmp_path, "(x+x+)+y")
+    for _ in range(2):  # a stopped cue's entry is not cached: the next build says it again
+        run = _kgraph("build", digest, "-o", tmp_path / "out", "--catalog", catalog, "-q")
+        assert run.returncode == 0, run.stderr
+        assert run.stderr.splitlines() == [
+            f"{digest}:2: warning: cue '(x+x+)+y' of pattern evil ({catalog}:6) was stopped "
+            "after 0.5 s on this entry, so its evidence here is missing: it backtracks "
+            "catastrophically on this text",
+            "kgraph: 1 problem(s) (0 error(s), 1 warning(s))",
+        ]
+        graph = json.loads((tmp_path / "out" / "graph.json").read_text("utf-8"))
+        evidence = [n["surface"] for n in graph["nodes"] if n["id"].endswith("/pattern-evil")]
+        files = [n for n in graph["nodes"] if n["kind"] == "SourceFile"]
+        assert evidence == ["xxy"] and [f["path"] for f in files] == ["a.py"]

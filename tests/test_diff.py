@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from adversarial import HOSTILE_JSON
 from conftest import DEV, SEEDS, build
 from kgraph.cli import cli
 from kgraph.export import ExportInput, export_all, exporter_named
@@ -266,3 +267,18 @@ def test_diff_reports_commit_links_both_ways(tmp_path) -> None:
     assert "New commit links (2):" in out and "  1f3a9c2: " in out
     _, back, _ = diff("--format", "json", str(tmp_path / "new"), str(tmp_path / "old"))
     assert sorted(c["commit"] for c in json.loads(back)["removedCommits"]) == ["1f3a9c2", "77be0d4"]
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_JSON))
+@pytest.mark.parametrize("side", ["old", "new"])
+def test_diff_hostile_graph_json_is_one_line_naming_it_and_exit_1(builds, tmp_path, name, side):
+    """200,000 nested `[` raised RecursionError, a node that is a number AttributeError,
+    a line record without an id KeyError: each a traceback."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "graph.json").write_bytes(HOSTILE_JSON[name])
+    old, new = (other, builds[1]) if side == "old" else (builds[0], other)
+    code, stdout, stderr = diff(str(old), str(new))
+    assert code == 1 and stdout == ""
+    (line,) = stderr.splitlines()
+    assert line.startswith(f"{other / 'graph.json'}:") and ": error: " in line

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from adversarial import HOSTILE_JSON
 from conftest import DEV, SEEDS, build
 from kgraph.cli import cli
 from kgraph.evaluate import GraphView, PullRequestView, evaluate, read_graph
@@ -181,3 +182,23 @@ def test_evaluate_read_graph_prefers_json(tmp_path: Path, seeds_out: Path) -> No
     (tmp_path / "graph.json").write_text("{", "utf-8")
     with pytest.raises(ValueError, match=r"graph\.json:1: error: not JSON"):
         read_graph(tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_JSON))
+@pytest.mark.parametrize("which", ["gold", "graph"])
+def test_evaluate_hostile_gold_or_graph_is_one_line_naming_it_and_exit_1(
+    tmp_path: Path, seeds_out: Path, name: str, which: str
+) -> None:
+    """A deeply nested gold file raised RecursionError, a gold file that is not UTF-8
+    UnicodeDecodeError, a node that is a string AttributeError: each a traceback."""
+    hostile = tmp_path / ("gold.json" if which == "gold" else "graph.json")
+    hostile.write_bytes(HOSTILE_JSON[name])
+    gold = hostile if which == "gold" else SEEDS / "gold.json"
+    code, stdout, stderr = run_eval(
+        "--gold", str(gold), str(hostile if which == "graph" else seeds_out)
+    )
+    assert code == 1 and stdout == ""
+    (line,) = stderr.splitlines()
+    assert line.startswith(f"{hostile}:") and ": error: " in line
+    if name == "bad-byte-on-line-3":
+        assert line.startswith(f"{hostile}:3: error: not UTF-8 (byte 0xff)")

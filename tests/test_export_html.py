@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from adversarial import HOSTILE_JSON
 from conftest import EXAMPLES, SEEDS, build
 from kgraph.atomic import read_sealed, write_sealed
 from kgraph.cli import cli
@@ -294,3 +295,14 @@ def test_export_html_json_round_trip_keeps_the_graph(examples_out) -> None:
 def test_export_html_default_cap_is_documented_in_help() -> None:
     result = CliRunner().invoke(cli, ["build", "--help"])
     assert "--html-max-nodes" in result.output and str(DEFAULT_MAX_NODES) in result.output
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_JSON))
+def test_export_html_hostile_graph_json_is_one_line_naming_it(tmp_path, name) -> None:
+    """200,000 nested `[` raised RecursionError, a node that is a number AttributeError."""
+    (tmp_path / "graph.json").write_bytes(HOSTILE_JSON[name])
+    result = CliRunner().invoke(cli, ["html", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 1  # a graph that cannot be read, as in diff and eval
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"kgraph: {tmp_path / 'graph.json'}: not a kgraph graph.json (")
+    assert not (tmp_path / "graph.html").exists()

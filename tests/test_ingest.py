@@ -265,7 +265,8 @@ def test_ingest_devices_and_sockets_are_refused_unopened_and_pipes_kept(tmp_path
     listener.bind(str(tmp_path / "sock"))
     try:
         given = [str(fifo), "/dev/null", str(tmp_path / "sock"), str(good), "-"]
-        paths, problems = expand_inputs(given)
+        expanded = expand_inputs(given)
+        paths, problems = expanded.paths, expanded.problems
     finally:
         listener.close()
     assert paths == [str(fifo), str(good), "-"]
@@ -284,9 +285,10 @@ def test_ingest_recursive_glob_does_not_follow_links_to_folders(tmp_path) -> Non
     (tmp_path / "in" / "sub" / "up").symlink_to("..")
     (tmp_path / "in" / "self").symlink_to(".")
     (tmp_path / "in" / ".hidden.txt").write_text("2026-01-01\nT\nS.\n", "utf-8")
-    paths, problems = expand_inputs([f"{tmp_path}/in/**/*.txt"])
+    expanded = expand_inputs([f"{tmp_path}/in/**/*.txt"])
+    paths, problems = expanded.paths, expanded.problems
     assert paths == [str(digest)] and problems == []
-    assert expand_inputs([f"{tmp_path}/in/.*.txt"])[0] == [str(tmp_path / "in" / ".hidden.txt")]
+    assert expand_inputs([f"{tmp_path}/in/.*.txt"]).paths == [str(tmp_path / "in" / ".hidden.txt")]
 
 
 @pytest.mark.parametrize(

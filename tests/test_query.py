@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -313,3 +315,55 @@ def test_query_named_queries_load_from_the_installed_package() -> None:
     for named in query.named_queries().values():
         given = [p for p in named.params if p.name not in named.one_of[1:]]
         ox.Store().query(query.bind(named, {p.name: sample[p.type] for p in given}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SELECT * WHERE " + "{" * 5000 + "}" * 5000,
+        "SELECT * WHERE {" * 20000 + "}" * 20000,
+        "SELECT * WHERE { FILTER(" + "(" * 5000 + "1" + ")" * 5000 + ") }",
+    ],
+    ids=["5k-groups", "20k-subqueries", "5k-parentheses"],
+)
+@pytest.mark.parametrize("where", ["local", "no-cache", "endpoint"])
+def test_query_nested_too_deeply_is_a_usage_error_not_a_segfault(
+    fixture_out, tmp_path, text, where
+) -> None:
+    """pyoxigraph's parser recurses: 5,000 nested groups overflowed its stack and the
+    process died of SIGSEGV (exit 139, no message), whether the graph was local or not.
+    The nesting is checked first (in a child process: the crash would take pytest down)."""
+    deep = tmp_path / "deep.rq"
+    deep.write_text(text, "utf-8")
+    target = {
+        "local": [str(fixture_out)],
+        "no-cache": [str(fixture_out), "--no-cache"],
+        "endpoint": ["--endpoint", "http://127.0.0.1:9/sparql"],  # nothing is sent
+    }[where]
+    run = subprocess.run(
+        [sys.executable, "-m", "kgraph", "query", *target, str(deep)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2, run.stderr
+    assert f"kgraph: {deep}:1:" in run.stderr and "kgraph takes at most 64" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_query_nesting_counts_no_bracket_in_strings_comments_or_iris(fixture_out, tmp_path) -> None:
+    ok = tmp_path / "ok.rq"
+    ok.write_text(
+        "# " + "(" * 100 + "\nSELECT ?x WHERE {\n"
+        + '  BIND("' + "{" * 100 + '" AS ?x)\n'
+        + "  BIND('''" + "[" * 100 + "''' AS ?y)\n"
+        + "  OPTIONAL { ?x <http://x/a#(((((((> ?z }\n"
+        + "}\n"
+        + "ORDER BY " + "(" * 60 + "?x" + ")" * 60 + "\n",
+        "utf-8",
+    )  # fmt: skip
+    code, _, err = kgraph(fixture_out, ok)
+    assert code == 0, err
+    assert query.check_syntax("SELECT * WHERE " + "{" * 64 + "}" * 64, "q") == "SELECT"
+    with pytest.raises(query.QueryError, match=r"^q:2:65: the query nests 65 levels"):
+        query.check_syntax("SELECT * WHERE\n{" + "{" * 64 + "}" * 65, "q")

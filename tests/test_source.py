@@ -644,3 +644,28 @@ def test_source_index_is_the_same_built_in_one_process_or_several(tmp_path) -> N
     assert alone.to_json() == several.to_json()
     (run,) = [d for d in several.definitions("run_3") if d.path == "pkg/mod010.py"]
     assert (run.qualname, run.line) == ("C10.run_3", 2)
+
+
+@pytest.mark.parametrize("kind", ["git", "folder"])
+def test_source_file_name_that_is_not_utf8_is_left_out_with_a_warning(tmp_path, kind) -> None:
+    """`bad\\xffname.py` in the tree ended the build in a UnicodeEncodeError while the
+    index cache was written, and no graph at all was written."""
+    tree = tmp_path / "tree"
+    _write(tree, {"good.py": "def evict():\n    pass\n"})
+    with open(bytes(tree) + b"/bad\xffname.py", "w", encoding="utf-8") as handle:
+        handle.write("def lost():\n    pass\n")
+    if kind == "git":
+        _git(tree, "init", "-q")
+        _git(tree, "add", "-A")
+        _git(tree, "commit", "-qm", "files")
+    digest = tmp_path / "d.txt"
+    digest.write_text("2026-01-01\nFix evict\nChanged `evict()` in `good.py`.\n", "utf-8")
+    for _ in range(2):  # indexed, then read back from the cache: the same warning
+        code, _, stderr = build([str(digest)], tmp_path / "out", "--source", f"o/r={tree}")
+        assert code == 0, stderr
+        assert stderr.startswith(
+            f"{tree}:0: warning: 1 file(s) whose name is not UTF-8 left out of o/r's index "
+            "('bad\ufffdname.py'); no review can name them\n"
+        )
+        graph = Graph(tmp_path / "out")
+        assert graph.named("Fix evict", "evict()")["resolution"] == "resolved"

@@ -43,6 +43,7 @@ from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
 from kgraph.ingest import FORMATS
 from kgraph.interrupt import Interrupted
 from kgraph.iri import is_absolute_iri
+from kgraph.jsonfile import JsonFileError
 from kgraph.link import DEFAULT_SHARE_LIMIT, LinkOptions
 from kgraph.model import Problem
 from kgraph.pipeline import BuildOptions, BuildResult, run
@@ -331,6 +332,7 @@ def build(
         sources=specs,
         jobs=jobs,
         cache=cache,
+        written=(report_path,) if report_path is not None else (),
     )
     result = run([os.fspath(n) for n in names], folder, options, Progress(progress), waiting)
     report_error = None
@@ -469,10 +471,15 @@ def draw(
     options = HtmlOptions(title=title, max_nodes=max_nodes, focus=tuple(focus), depth=depth)
     try:
         text = render_json_file(source, options)
+    except JsonFileError as error:  # not JSON, too deep, or not graph.json's shape
+        reason = error.reason.removeprefix("not a kgraph graph.json: ")
+        raise GraphUnreadable(
+            f"{source}: not a kgraph graph.json (line {error.line}: {reason})"
+        ) from None
     except (ValueError, KeyError, TypeError, RecursionError) as error:
         if isinstance(error, UsageError):  # a --focus that matches nothing
             raise
-        raise GraphUnreadable(f"{source}: not a kgraph graph.json ({error!r})") from None
+        raise GraphUnreadable(f"{source}: not a kgraph graph.json ({error})") from None
     write_atomic(target, text.encode("utf-8"))
     if target.resolve() == (folder / "graph.html").resolve():
         outputs.redrawn(folder, target.name, source.name)

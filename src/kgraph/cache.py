@@ -95,7 +95,7 @@ class ExtractionCache:
             return None  # absent, or changed since it was written: extract again
         try:
             return _decode(json.loads(data.decode("utf-8", "surrogatepass")))
-        except (ValueError, KeyError, TypeError, IndexError):
+        except (ValueError, KeyError, TypeError, IndexError, RecursionError):
             return None  # written by a kgraph that wrote it otherwise
 
     def store(self, key: str, value: ExtractedDigest) -> None:
@@ -124,7 +124,7 @@ class ExtractionCache:
         try:
             document = json.loads((self.folder.parent / MANIFEST).read_bytes())
             return {str(item["source"]) for item in document["inputs"]}
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return set()
 
 

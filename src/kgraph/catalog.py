@@ -24,6 +24,8 @@ import regex
 from kgraph.cues import CueGate
 from kgraph.errors import UsageError
 from kgraph.graph import Text
+from kgraph.ingest.text import quoted
+from kgraph.limits import MAX_NESTING, nesting
 from kgraph.vocab import KG, NAMESPACES
 
 SKOS = NAMESPACES["skos"]
@@ -53,6 +55,10 @@ class Cue:
     lang: str
     source: str  # as written in the catalog
     flags: int = regex.IGNORECASE | regex.V0
+    # Seconds one match may take, for a user's cue (the built-in ones are audited by the
+    # tests, and a timeout doubles a search's cost); and where the cue is written.
+    timeout: float | None = None
+    where: str = ""
 
     @property
     def pattern(self) -> regex.Pattern[str]:
@@ -283,18 +289,71 @@ def _compiled(expression: str, flags: int) -> regex.Pattern[str]:
     return regex.compile(expression, flags)
 
 
+_ESCAPE = regex.compile(r"\\.", regex.DOTALL)
+# A user's cue may take this long on one summary before it is stopped (kgraph.extract.patterns),
+# and a fifth of it on a 31-character probe when its catalog loads, twice (a busy machine may
+# pause the process once): a linear cue takes microseconds there, `(a|aa)+$` seconds.
+CUE_TIMEOUT = 0.5
+_PROBE_TIMEOUT = CUE_TIMEOUT / 5
+# The literal runs of an expression: what a probe repeats.
+_LITERAL_RUN = regex.compile(r"[^\W_]{1,6}+")
+_CLASS_ESCAPE = regex.compile(r"\\[pPxuU]\{[^}]*+\}|\\[xuU][0-9A-Fa-f]++|\\.")
+
+
 def _compile(doc: _Document, pattern_id: str, cue: Text, check: bool) -> Cue:
-    compiled = Cue(cue.text, cue.lang, cue.text)
+    """The cue; with `check` (a user's file), compiled and probed now, so that a bad one is
+    reported with its line before any digest is read.
+
+    One nested deeper than `MAX_NESTING` is refused unread: `regex` compiles recursively
+    and raised RecursionError on 1,000 nested groups. One that backtracks catastrophically
+    on a probe, such as `(a|aa)+$` on thirty `a`s, is refused too: it would have run for
+    ever on a 60-character summary. A probe cannot find every such cue, so each match of a
+    user's cue also runs under `CUE_TIMEOUT`."""
+    if not check:
+        return Cue(cue.text, cue.lang, cue.text)
+    where = f"{doc.source}:{doc.line_of(cue.text)}"
+    compiled = Cue(cue.text, cue.lang, cue.text, timeout=CUE_TIMEOUT, where=where)
+    depth, _ = nesting(cue.text, (m.span() for m in _ESCAPE.finditer(cue.text)))
     try:
-        if check:
-            _ = compiled.pattern
-        return compiled
-    except regex.error as error:
+        if depth > MAX_NESTING:
+            raise regex.error(f"it nests {depth:,} levels of brackets, more than {MAX_NESTING}")
+        pattern = compiled.pattern
+    except (regex.error, RecursionError, OverflowError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
         raise CatalogError(
             doc.source,
             doc.line_of(cue.text),
-            f"cue of {pattern_id} is not a valid expression: {error}",
+            f"cue of {pattern_id} is not a valid expression: {reason}",
         ) from None
+    for probe in _probes(cue.text):
+        if not _times_out(pattern, probe) or not _times_out(pattern, probe):
+            continue
+        raise CatalogError(
+            doc.source,
+            doc.line_of(cue.text),
+            f"cue of {pattern_id} backtracks catastrophically: matching it on "
+            f"{quoted(probe)} took over {_PROBE_TIMEOUT:g} s (a repeated group whose "
+            "parts can match the same text in several ways, such as (a|aa)+$)",
+        )
+    return compiled
+
+
+def _times_out(pattern: regex.Pattern[str], text: str) -> bool:
+    try:
+        pattern.search(text, timeout=_PROBE_TIMEOUT)
+    except TimeoutError:
+        return True
+    return False
+
+
+def _probes(expression: str) -> list[str]:
+    """Texts that make a backtracking expression blow up: each run of literal letters
+    (or CJK) it names, and a few characters its classes match, repeated thirty times,
+    then a character that ends no match."""
+    literal = _CLASS_ESCAPE.sub(" ", expression)
+    runs = dict.fromkeys(m.group() for m in _LITERAL_RUN.finditer(literal))
+    pieces = dict.fromkeys([c for run in runs for c in run] + list(runs) + ["a", "1", " "])
+    return [piece * (30 // len(piece)) + end for piece in list(pieces)[:60] for end in "\x00!"]
 
 
 def _phrase(text: str) -> str:

@@ -16,13 +16,14 @@ from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import BinaryIO
 
 from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
 from kgraph.catalog import Knowledge
 from kgraph.extract import EXTRACTORS, extract_digest
-from kgraph.ingest import display_name, expand_inputs, read_digest
+from kgraph.ingest import Passed, display_name, expand_inputs, read_digest
 from kgraph.interrupt import checkpoint, leave_stops_to_parent, signals_held
 from kgraph.limits import MAX_DIGEST_BYTES
 from kgraph.model import Problem, ReadResult, Severity
@@ -54,10 +55,13 @@ class DigestReader:
             return hit, key
         result = read_digest(data, source, self.forced)
         checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
-        mentions = extract_digest(result.entries, EXTRACTORS, self.knowledge)
+        stopped: list[Problem] = []
+        mentions = extract_digest(result.entries, EXTRACTORS, self.knowledge, stopped)
         sha = result.digest.sha256 if result.digest else ""
-        value = ExtractedDigest(result, tuple(mentions), (), sha)
-        if self.cache is not None and result.digest is not None:
+        value = ExtractedDigest(result, tuple(mentions), tuple(stopped), sha)
+        # A cue stopped by its timeout depends on the machine's speed: not kept, so that
+        # the next build tries it again (and says so again).
+        if self.cache is not None and result.digest is not None and not stopped:
             self.cache.store(key, value)
         return value, key
 
@@ -67,6 +71,7 @@ class Corpus:
     extracted: list[ExtractedDigest]  # in input order
     problems: list[Problem]  # of expanding the inputs
     removed: int = 0  # digests of the previous build into the same folder that are gone
+    passed: list[Passed] = field(default_factory=list)  # what the walks did not read
 
 
 def read_corpus(
@@ -74,12 +79,14 @@ def read_corpus(
     reader: DigestReader,
     jobs: int = 1,
     progress: Progress | None = None,
+    written: Sequence[Path] = (),
 ) -> Corpus:
     """Every input's extraction; updates the cache's manifest and drops cached results
-    that no input uses any more."""
+    that no input uses any more. No folder walk reads the files and folders `written`."""
     progress = progress or Progress()
-    paths, problems = expand_inputs(inputs)
-    problems = [replace(p, source=display_name(p.source)) for p in problems]
+    expanded = expand_inputs(inputs, written)
+    paths = expanded.paths
+    problems = [replace(p, source=display_name(p.source)) for p in expanded.problems]
     progress.stage("reading and extracting", len(paths), "digests")
     extracted: list[ExtractedDigest] = []
     manifest: list[tuple[str, str, str]] = []
@@ -91,7 +98,8 @@ def read_corpus(
                 manifest.append((value.result.digest.source, value.sha256, key))
             progress.advance()
     removed = reader.cache.finish(manifest) if reader.cache is not None else 0
-    return Corpus(extracted, problems, removed)
+    passed = [replace(p, path=display_name(p.path)) for p in expanded.passed]
+    return Corpus(extracted, problems, removed, passed)
 
 
 def _read_all(

@@ -19,7 +19,6 @@ Any other node-link JSON is read whole.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -27,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from kgraph import outputs
+from kgraph import jsonfile, outputs
 from kgraph.errors import KgraphError
+from kgraph.jsonfile import JsonFileError
 from kgraph.terminal import printable
 
 SHARED = "sharesCodeWith"
@@ -228,7 +228,7 @@ def _with_code(
     ]
 
 
-_KIND = re.compile(r'"kind": "([^"\\]*)"')
+_KIND = re.compile(rb'"kind": "([^"\\]*)"')
 _BULK = ("Mention", "Entry")  # never reported: counted, not parsed
 
 
@@ -249,48 +249,74 @@ def _label(graph: _Graph, node_id: str) -> str:
 def _records(path: Path, edges: tuple[str, ...]) -> Iterator[tuple[str, str, dict | None]]:
     """(section, kind, record) for every node, and for every edge whose relation is in
     `edges`, of a node-link JSON file. Bulk nodes come with `record=None`: on kgraph's
-    one-record-a-line files they are counted without being parsed."""
-    wanted = tuple(f'"relation": "{r}"' for r in edges)
+    one-record-a-line files they are counted without being parsed. Every record handed
+    on has what `_read` takes from it (a node its "id", an edge its ends); anything else
+    is a `DiffError` at its line."""
+    wanted = tuple(f'"relation": "{r}"'.encode() for r in edges)
     try:
-        with path.open("r", encoding="utf-8") as handle:
+        with path.open("rb") as handle:
             first = handle.readline()
-            if first.startswith('{"directed"') and first.rstrip().endswith('"nodes": ['):
+            if first.startswith(b'{"directed"') and first.rstrip().endswith(b'"nodes": ['):
                 section = "node"
                 for number, line in enumerate(handle, start=2):
-                    if line.startswith('"edges"'):
+                    if line.startswith(b'"edges"'):
                         section = "edge"
                         continue
-                    if not line.startswith("{"):
+                    if not line.startswith(b"{"):
                         continue
                     if section == "node":
                         found = _KIND.search(line)
-                        kind = found.group(1) if found else ""
+                        kind = found.group(1).decode("utf-8", "replace") if found else ""
                         if kind in _BULK:
                             yield section, kind, None
                             continue
                     elif not any(w in line for w in wanted):
                         continue
-                    try:
-                        record = json.loads(line.rstrip().rstrip(","))
-                    except ValueError as err:
-                        raise DiffError(f"{path}:{number}: error: invalid JSON ({err})") from None
+                    record = _line_record(path, number, line.rstrip().rstrip(b","), section)
                     yield section, str(record.get("kind", "")), record
                 return
             handle.seek(0)
-            document = json.load(handle)
+            data = handle.read()
     except OSError as err:
         raise DiffError(f"{path}:0: error: cannot read: {err.strerror}") from None
-    except ValueError as err:
-        raise DiffError(f"{path}:1: error: not node-link JSON ({err})") from None
-    except RecursionError:
-        raise DiffError(f"{path}:1: error: not node-link JSON (nested too deep)") from None
+    try:
+        document = jsonfile.parse(data, str(path))
+    except JsonFileError as error:
+        raise DiffError(
+            f"{path}:{error.line}: error: not node-link JSON ({error.reason})"
+        ) from None
     if not isinstance(document, dict) or not isinstance(document.get("nodes"), list):
         raise DiffError(f"{path}:1: error: not node-link JSON (no 'nodes' list)")
     for node in document["nodes"]:
+        _check(path, 1, node, "node")
         yield "node", str(node.get("kind", "")), node
     for edge in document.get("edges") or document.get("links") or []:
+        _check(path, 1, edge, "edge")
         if edge.get("relation", edge.get("key")) in edges:
             yield "edge", "", edge
+
+
+def _line_record(path: Path, number: int, line: bytes, section: str) -> dict:
+    """The record on line `number` of a one-record-a-line graph.json."""
+    try:
+        record = jsonfile.parse(line, str(path))
+    except JsonFileError as error:
+        raise DiffError(f"{path}:{number}: error: {error.reason}") from None
+    return _check(path, number, record, section)
+
+
+_SCALAR = (str, int, float)
+
+
+def _check(path: Path, line: int, record: object, section: str) -> dict:
+    """`record` when it is a node with an "id" or an edge with a "source" and a "target"."""
+    keys = ("id",) if section == "node" else ("source", "target")
+    if not isinstance(record, dict) or not all(
+        isinstance(record.get(k), _SCALAR) and not isinstance(record.get(k), bool) for k in keys
+    ):
+        named = " and ".join(f"'{k}'" for k in keys)
+        raise DiffError(f"{path}:{line}: error: not node-link JSON (a {section} without {named})")
+    return record
 
 
 def _read(path: Path) -> _Graph:

@@ -43,10 +43,12 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgraph import outputs
+from kgraph import jsonfile, outputs
 from kgraph.errors import KgraphError
+from kgraph.export import json_graph
 from kgraph.extract.code import CODE_SPAN
 from kgraph.extract.prose import overlap, prose
+from kgraph.jsonfile import JsonFileError
 from kgraph.link import normalize_title
 from kgraph.vocab import NAMESPACES
 
@@ -160,21 +162,15 @@ Edges = list[tuple[str, str, str]]
 
 def _from_json(path: Path) -> tuple[Nodes, Edges]:
     try:
-        data = json.loads(path.read_text("utf-8"))
-        nodes: Nodes = {}
-        for node in data["nodes"]:
-            attrs = {k: v if isinstance(v, list) else [v] for k, v in node.items()}
-            attrs["kind"] = [node["kind"]]
-            nodes[node["id"]] = attrs
-        edges = [(e["source"], e["relation"], e["target"]) for e in data["edges"]]
-    except json.JSONDecodeError as error:
-        raise EvalError(f"{path}:{error.lineno}: error: not JSON: {error.msg}") from None
-    except UnicodeDecodeError as error:
-        raise EvalError(f"{path}:0: error: not UTF-8 (byte {error.start})") from None
-    except RecursionError:
-        raise EvalError(f"{path}:1: error: not a kgraph graph.json (nested too deep)") from None
-    except (KeyError, TypeError) as error:
-        raise EvalError(f"{path}:1: error: not a kgraph graph.json (missing {error})") from None
+        data = json_graph.read_document(path)
+    except JsonFileError as error:
+        raise EvalError(str(error)) from None
+    nodes: Nodes = {}
+    for node in data["nodes"]:
+        attrs = {k: v if isinstance(v, list) else [v] for k, v in node.items()}
+        attrs["kind"] = [node["kind"]]
+        nodes[node["id"]] = attrs
+    edges = [(e["source"], e["relation"], e["target"]) for e in data["edges"]]
     return nodes, edges
 
 
@@ -310,12 +306,9 @@ _GOLD_LISTS: dict[str, tuple[type, ...]] = {
 
 def read_gold(path: Path) -> list[dict]:
     try:
-        text = path.read_text("utf-8-sig")
-        data = json.loads(text)
-    except FileNotFoundError:
-        raise EvalError(f"{path}:0: error: no such file") from None
-    except json.JSONDecodeError as error:
-        raise EvalError(f"{path}:{error.lineno}: error: not JSON: {error.msg}") from None
+        data, text = jsonfile.load(path)
+    except JsonFileError as error:
+        raise EvalError(str(error)) from None
     if not isinstance(data, list) or not all(isinstance(g, dict) and "title" in g for g in data):
         raise EvalError(f"{path}:1: error: expected a list of entries, each with a title")
     for index, g in enumerate(data):

@@ -1,6 +1,7 @@
-"""How large one entry and one digest may be: the bounds that keep every export loadable
-in the stores users load it into, a hostile digest fast, and an enormous input from
-filling the memory.
+"""How large one entry and one digest may be, and how deeply a user's text may nest:
+the bounds that keep every export loadable in the stores users load it into, a hostile
+digest fast, an enormous input from filling the memory, and a recursive parser from
+overflowing its stack.
 
 An entry's title, summary, URL and repository each become one RDF term (a literal or an
 IRI): one token of every export. The limits of the stores, measured by `bench/limits.py`
@@ -22,12 +23,21 @@ read of one entry, so a hostile summary cannot make them slow.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from kgraph.model import Entry, Problem, ReadResult, Severity
 
 MAX_ENTRY_CHARS = 100_000
 # A digest is read whole, and decoded and split in memory: a few times its size. A real one
 # is a few hundred kilobytes, a 100,000-entry JSON Lines export some 60 MB.
 MAX_DIGEST_BYTES = 1 << 30
+# Brackets, braces and parentheses a user's text may nest before it goes to a parser that
+# recurses: pyoxigraph's SPARQL parser overflowed its stack (a segmentation fault, no
+# message) at about 2,500 levels, and `regex` raises RecursionError compiling 1,000 nested
+# groups. A real query or cue nests a few levels; past this one it is hostile or generated.
+MAX_NESTING = 64
+_BRACKET = re.compile(r"[()\[\]{}]")
 
 
 def _longest_field(entry: Entry) -> tuple[str, int]:
@@ -61,3 +71,30 @@ def within_limits(result: ReadResult) -> ReadResult:
         return result
     problems.sort(key=lambda p: p.line)  # stable: the parser's order within a line
     return ReadResult(result.digest, tuple(kept), tuple(problems))
+
+
+def nesting(
+    text: str, skipped: Iterable[tuple[int, int]] = (), limit: int = MAX_NESTING
+) -> tuple[int, int]:
+    """The deepest nesting of brackets, braces and parentheses in `text` outside the
+    `skipped` (start, end) spans (its strings and comments), and the offset of the first
+    bracket past `limit` (-1 if none is). A closing one too many counts as none: the
+    parser will say what is wrong with it. Linear in the text."""
+    spans = sorted(skipped)
+    depth = deepest = 0
+    at = -1
+    cut = 0  # spans[:cut] end before the bracket being read
+    for match in _BRACKET.finditer(text):
+        offset = match.start()
+        while cut < len(spans) and spans[cut][1] <= offset:
+            cut += 1
+        if cut < len(spans) and spans[cut][0] <= offset:
+            continue
+        if match.group() in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if depth == limit + 1 and at < 0:
+                at = offset
+        else:
+            depth = max(depth - 1, 0)
+    return deepest, at

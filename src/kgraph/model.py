@@ -104,3 +104,13 @@ class ReadResult:
     digest: Digest | None
     entries: tuple[Entry, ...] = ()
     problems: tuple[Problem, ...] = field(default_factory=tuple)
+
+
+class Incomplete(Exception):
+    """What an extractor found in an entry, and why that is not all there is: a user's
+    catalog cue stopped for taking too long. `kgraph.extract.extract` reports the reasons
+    as warnings at the entry, not as a failure of the build."""
+
+    def __init__(self, mentions: list[Mention], reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.mentions, self.reasons = mentions, reasons

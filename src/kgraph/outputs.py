@@ -72,5 +72,5 @@ def _read(out_dir: Path) -> tuple[str, dict[str, str]] | None:
         document = json.loads((out_dir / RECORD).read_bytes())
         files = {str(k): str(v) for k, v in document["files"].items()}
         return str(document["graph"]), files
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None

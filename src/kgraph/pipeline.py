@@ -18,6 +18,7 @@ from kgraph.cache import ExtractionCache
 from kgraph.corpus import DigestReader, read_corpus
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
 from kgraph.graph import KnowledgeGraph
+from kgraph.ingest import LINK, OUTPUT, Passed
 from kgraph.interrupt import checkpoint
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
@@ -37,6 +38,7 @@ class BuildOptions:
     sources: Sequence[SourceSpec] = ()  # checkouts to resolve mentions against
     jobs: int = 1  # processes that read and extract digests, and write the outputs
     cache: bool = True  # reuse and keep per-digest extraction results in OUT/.kgraph/
+    written: Sequence[Path] = ()  # files besides the outputs the build writes (--report)
 
 
 @dataclass(slots=True)
@@ -53,6 +55,7 @@ class BuildResult:
     removed_digests: int = 0  # inputs of the last build into the same folder, gone now
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
     copied: float = 0.0  # share of the output bytes copied from the last build's files
+    passed: list[Passed] = field(default_factory=list)  # what the folder walks did not read
 
     @property
     def entries_in_graph(self) -> int:
@@ -87,6 +90,7 @@ class BuildResult:
             + (f"; {_share(self.copied)} of the output copied" if self.copied else "")
             + ")"
             + "".join(f"; {s.summary()}" for s in self.sources)
+            + (f"; {not_read(self.passed)}" if self.passed else "")
             + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
         )
 
@@ -94,6 +98,17 @@ class BuildResult:
 def _share(fraction: float) -> str:
     """A percentage that reads 100% only when it is: 99.96% of the output copied is not all."""
     return f"{fraction:.0%}" if fraction == 1 or fraction < 0.99 else f"{min(fraction, 0.999):.1%}"
+
+
+def not_read(passed: Sequence[Passed], shown: int = 3) -> str:
+    """What the folder walks did not read, said once: links, and kgraph's own outputs."""
+    parts = []
+    for reason, label in ((LINK, "symbolic link(s)"), (OUTPUT, "kgraph output(s)")):
+        paths = [p.path for p in passed if p.reason == reason]
+        if paths:
+            more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+            parts.append(f"{len(paths)} {label} ({', '.join(paths[:shown])}{more})")
+    return "not read: " + ", ".join(parts) + "; name one as an input to read it"
 
 
 def _resolution_counts(graph: KnowledgeGraph) -> str:
@@ -119,15 +134,17 @@ def build_graph(
     cache: ExtractionCache | None = None,
     progress: Progress | None = None,
     stages: dict[str, float] | None = None,
-) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem], tuple[int, int]]:
+    written: Sequence[Path] = (),
+) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem], tuple[int, int, list[Passed]]]:
     """The linked graph, the digests, entries read and skipped, the problems, and how many
-    digests were read back from the cache and how many of the last build's are gone;
-    `stages` gets the seconds spent reading and linking."""
+    digests were read back from the cache, how many of the last build's are gone and what the
+    folder walks did not read (links, and `written`: the build's own outputs); `stages`
+    gets the seconds spent reading and linking."""
     progress = progress or Progress()
     stages = {} if stages is None else stages
     started = time.perf_counter()
     reader = DigestReader(options.input_format, options.link.knowledge, cache)
-    corpus = read_corpus(inputs, reader, options.jobs, progress)
+    corpus = read_corpus(inputs, reader, options.jobs, progress, written)
     problems = corpus.problems
     digests: list[Digest] = []
     seen: set[str] = set()
@@ -166,7 +183,7 @@ def build_graph(
     read_at = time.perf_counter()
     graph = link(settle_bare_names(items, sources), digests, options.link, sources)
     stages["read"], stages["link"] = read_at - started, time.perf_counter() - read_at
-    return graph, digests, read, skipped, problems, (cached, corpus.removed)
+    return graph, digests, read, skipped, problems, (cached, corpus.removed, corpus.passed)
 
 
 def run(
@@ -216,16 +233,34 @@ def _run(
     loaded = [load_source(spec, out_dir) for spec in options.sources]
     cache = ExtractionCache(out_dir) if options.cache and out_dir is not None else None
     stages: dict[str, float] = {}
-    graph, digests, read, skipped, problems, (cached, removed) = build_graph(
-        inputs, options, [s.index for s in loaded], cache, progress, stages
+    graph, digests, read, skipped, found, (cached, removed, passed) = build_graph(
+        inputs,
+        options,
+        [s.index for s in loaded],
+        cache,
+        progress,
+        stages,
+        (*([out_dir] if out_dir is not None else []), *options.written),
     )
+    problems = [problem for source in loaded for problem in source.problems()] + found
     built = time.perf_counter()
     checkpoint()
     if out_dir is None:  # in memory (kgraph.build without a folder): nothing to write
         progress.clear()
         seconds = built - started
         return BuildResult(
-            graph, digests, read, skipped, problems, [], seconds, loaded, cached, 0, stages
+            graph,
+            digests,
+            read,
+            skipped,
+            problems,
+            [],
+            seconds,
+            loaded,
+            cached,
+            0,
+            stages,
+            passed=passed,
         )
     try:
         export = ExportInput(
@@ -271,4 +306,5 @@ def _run(
         removed,
         stages,
         copied,
+        passed,
     )

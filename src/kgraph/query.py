@@ -33,6 +33,7 @@ import pyoxigraph as ox
 import regex
 
 from kgraph.errors import KgraphError, UsageError
+from kgraph.limits import MAX_NESTING, nesting
 from kgraph.results import Answer, char_width, from_pyoxigraph
 from kgraph.store import open_graph
 from kgraph.vocab import NAMESPACES
@@ -275,8 +276,19 @@ def check_syntax(text: str, source: str) -> str:
     """Parse the query (on an empty store) and return its form: SELECT, ASK or CONSTRUCT.
 
     A syntax error becomes `SOURCE:LINE:COLUMN: syntax error: …` with the offending line
-    and a caret under the column pyoxigraph reports.
+    and a caret under the column pyoxigraph reports. A query nested deeper than
+    `MAX_NESTING` is refused before parsing: pyoxigraph's parser recurses, and 5,000
+    nested groups overflowed its stack (a segmentation fault).
     """
+    depth, at = nesting(text, (m.span() for m in _NOT_CODE.finditer(text)))
+    if depth > MAX_NESTING:
+        line = text.count("\n", 0, at) + 1
+        column = at - text.rfind("\n", 0, at)
+        raise QueryError(
+            f"{source}:{line}:{column}: the query nests {depth:,} levels of brackets, braces "
+            f"and parentheses, and kgraph takes at most {MAX_NESTING}: this one is the "
+            f"{MAX_NESTING + 1}th"
+        )
     try:
         answer = ox.Store().query(text)
     except SyntaxError as error:

@@ -55,6 +55,8 @@ def to_report(result: BuildResult, strict: bool = False) -> dict[str, object]:
             "warnings": len(result.problems) - errors,
         },
         "outputs": [str(path) for path in result.outputs],
+        # What the folder walks did not read: symbolic links, and kgraph's own outputs.
+        "notRead": [{"path": p.path, "reason": p.reason} for p in result.passed],
         "problems": [
             {
                 "file": p.source,

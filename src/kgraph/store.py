@@ -160,7 +160,7 @@ def _stamp(source: Path, stat: os.stat_result, digest: str) -> Stamp:
 def _read_stamp(store_dir: Path) -> Stamp | None:
     try:
         return Stamp(**json.loads((store_dir / STAMP).read_text("utf-8")))
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, RecursionError):
         return None
 
 

@@ -235,7 +235,7 @@ def options_from(export_options: Mapping[str, object]) -> HtmlOptions:
 
 def render_json_file(source: Path, options: HtmlOptions) -> str:
     """The page for a graph.json written by an earlier `kgraph build` (for `kgraph html`)."""
-    return to_html(json_graph.from_json(source.read_text("utf-8")), options)
+    return to_html(json_graph.from_document(json_graph.read_document(source)), options)
 
 
 def _style_key(node: Node) -> str:

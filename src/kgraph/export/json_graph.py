@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import json.encoder
+from pathlib import Path
+from typing import NoReturn
 
+from kgraph import jsonfile
 from kgraph.export.jsonenc import encoder
 from kgraph.export.rdf import Subjects
 from kgraph.export.reuse import BlockFile
@@ -83,12 +86,48 @@ _dump = encoder()
 _quote = json.encoder.encode_basestring  # a str's JSON, as `_dump` writes it
 
 
+def read_document(path: Path) -> dict:
+    """A graph.json's document, checked for the shape every reader relies on (`nodes` with
+    a string `id`, `kind` and `label`, `edges` with a string `source`, `relation` and
+    `target`): a node that is a number, or an `id` that is a list, fails here with one line,
+    not later with a traceback. Raises `JsonFileError`."""
+    document, _ = jsonfile.load(path)
+    return checked(document, str(path))
+
+
+def checked(document: object, source: str) -> dict:
+    """`document` when it has graph.json's shape, else a `JsonFileError` saying what lacks."""
+
+    def fail(reason: str) -> NoReturn:
+        raise jsonfile.JsonFileError(source, 1, f"not a kgraph graph.json: {reason}")
+
+    if not isinstance(document, dict):
+        fail("not a JSON object")
+    nodes, edges = document.get("nodes"), document.get("edges")
+    if not isinstance(nodes, list) or not isinstance(edges, list):
+        fail('no "nodes" and "edges" lists')
+    for what, records, keys in (
+        ("node", nodes, ("id", "kind", "label")),
+        ("edge", edges, ("source", "relation", "target")),
+    ):
+        for number, record in enumerate(records, 1):
+            if not isinstance(record, dict) or not all(
+                isinstance(record.get(k), str) for k in keys
+            ):
+                fail(f"{what} {number} lacks a string " + ", ".join(f'"{k}"' for k in keys))
+    return document
+
+
 def from_json(text: str) -> KnowledgeGraph:
     """The graph back from `write_json`'s output, for commands that re-render a built graph.
 
     `date` attributes come back as `Date` and language-tagged strings as `Text`.
     """
-    document = json.loads(text)
+    return from_document(checked(jsonfile.parse(text, "graph.json"), "graph.json"))
+
+
+def from_document(document: dict) -> KnowledgeGraph:
+    """The graph of a `checked` graph.json document."""
     graph = KnowledgeGraph()
     for record in document["nodes"]:
         attrs: list[tuple[str, Value]] = []
@@ -105,7 +144,10 @@ def from_json(text: str) -> KnowledgeGraph:
 
 def _value(name: str, item: object) -> Value:
     if isinstance(item, dict):
-        return Text(item["text"], item["lang"])
+        text, lang = item.get("text"), item.get("lang")
+        if not isinstance(text, str) or not isinstance(lang, str):
+            raise ValueError(f"attribute {name!r} has a value of unexpected type: {item!r}")
+        return Text(text, lang)
     if name == "date" and isinstance(item, str):
         return Date(item)
     if not isinstance(item, str | int | bool):

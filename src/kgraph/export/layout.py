@@ -105,7 +105,7 @@ class Remembered:
                 key: {node: (int(x), int(y)) for node, (x, y) in positions.items()}
                 for key, positions in found.items()
             }
-        except (OSError, ValueError, TypeError, AttributeError):
+        except (OSError, ValueError, TypeError, AttributeError, RecursionError):
             pass  # none, or damaged: every layout is computed
         return remembered
 

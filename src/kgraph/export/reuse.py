@@ -193,7 +193,7 @@ def load(out_dir: Path, base: str) -> Previous | None:
                 continue  # this file is written afresh; the others may still be copied from
             if old is not None:
                 files[filename] = old
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
     return Previous(raw, lambda: blob(SUBJECTS), files) if files else None
 

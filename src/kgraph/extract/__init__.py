@@ -21,7 +21,7 @@ from kgraph.extract.issues import extract_issues
 from kgraph.extract.patterns import extract_patterns
 from kgraph.extract.people import extract_people
 from kgraph.extract.topics import extract_topics
-from kgraph.model import Entry, Kind, Mention
+from kgraph.model import Entry, Incomplete, Kind, Mention, Problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,22 +62,40 @@ def extract(
     entry: Entry,
     extractors: Iterable[Extractor] = EXTRACTORS,
     knowledge: Knowledge | None = None,
+    problems: list[Problem] | None = None,
 ) -> tuple[Mention, ...]:
     """All mentions of one entry read as a digest of its own, in a deterministic order."""
-    return extract_digest([entry], extractors, knowledge)[0]
+    return extract_digest([entry], extractors, knowledge, problems)[0]
 
 
 def extract_digest(
     entries: Sequence[Entry],
     extractors: Iterable[Extractor] = EXTRACTORS,
     knowledge: Knowledge | None = None,
+    problems: list[Problem] | None = None,
 ) -> list[tuple[Mention, ...]]:
     """The mentions of each entry of one digest. Entries are extracted one by one; then the
-    digest's style settles what only the whole digest shows (`settle_described`)."""
+    digest's style settles what only the whole digest shows (`settle_described`). An
+    extractor that could not finish an entry (`Incomplete`) gives what it found, and a
+    warning at the entry in `problems`."""
     knowledge = knowledge or builtin_knowledge()
     extractors = tuple(extractors)
-    found = [
-        tuple(sorted(m for extractor in extractors for m in extractor.run(entry, knowledge)))
-        for entry in entries
-    ]
+    found = [_mentions(entry, extractors, knowledge, problems) for entry in entries]
     return settle_described([e.text for e in entries], found)
+
+
+def _mentions(
+    entry: Entry,
+    extractors: Sequence[Extractor],
+    knowledge: Knowledge,
+    problems: list[Problem] | None,
+) -> tuple[Mention, ...]:
+    found: list[Mention] = []
+    for extractor in extractors:
+        try:
+            found.extend(extractor.run(entry, knowledge))
+        except Incomplete as gap:
+            found.extend(gap.mentions)
+            if problems is not None:
+                problems.extend(Problem(entry.source, entry.line, r) for r in gap.reasons)
+    return tuple(sorted(found))

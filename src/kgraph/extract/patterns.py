@@ -12,7 +12,8 @@ import regex
 
 from kgraph.catalog import Knowledge
 from kgraph.extract.prose import Prose, compact, prose
-from kgraph.model import Entry, Kind, Mention
+from kgraph.ingest.text import quoted
+from kgraph.model import Entry, Incomplete, Kind, Mention
 
 SUGGESTION = regex.compile(
     r"建议(?:先|补|对|增加|顺手|后续|同时跟进|再)|可考虑|可以考虑|考虑(?:把|在|将)|后续可|若要|若计划|请补|补测"
@@ -26,18 +27,31 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
 
     Cues are tried on the summary as written and on a copy with each code span shortened
     to "`c`", so that a long identifier between a cue's parts counts as one word. Only the
-    cues whose literal text occurs are run (`kgraph.cues`), in catalog order.
+    cues whose literal text occurs are run (`kgraph.cues`), in catalog order. A user's cue
+    that runs past its timeout is stopped: the mentions of the others come in `Incomplete`.
     """
     text = entry.text
     p = prose(text)
     suggested = _suggestions(p)
     short, origin = compact(text)
     evidence: dict[str, list[tuple[int, int, str]]] = {}  # by pattern id
+    stopped: list[str] = []
     for index in sorted(knowledge.cue_gate.candidates(text, short)):
         pattern_id, cue = knowledge.cues[index]
-        spans = _spans(cue.pattern, text)
-        if short != text and cue.has_gaps:
-            spans += [(origin[a], origin[b - 1] + 1) for a, b in _spans(cue.pattern, short)]
+        try:
+            spans = _spans(cue.pattern, text, cue.timeout)
+            if short != text and cue.has_gaps:
+                spans += [
+                    (origin[a], origin[b - 1] + 1)
+                    for a, b in _spans(cue.pattern, short, cue.timeout)
+                ]
+        except TimeoutError:  # only a user's cue has a timeout
+            stopped.append(
+                f"cue {quoted(cue.source)} of pattern {pattern_id} ({cue.where}) was stopped "
+                f"after {cue.timeout:g} s on this entry, so its evidence here is missing: "
+                "it backtracks catastrophically on this text"
+            )
+            continue
         for a, b in spans:
             if not any(s <= a < e for s, e in suggested):
                 evidence.setdefault(pattern_id, []).append((*_clause_around(p, a, b), text[a:b]))
@@ -46,14 +60,24 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
         for pattern_id, found in evidence.items()
         for start, end, cue_text in _merged(found)
     ]
+    if stopped:
+        raise Incomplete(sorted(mentions), stopped)
     return sorted(mentions)
 
 
-def _spans(pattern: regex.Pattern[str], text: str) -> list[tuple[int, int]]:
-    """Non-empty matches; `search` first, as most cues do not occur in a given summary."""
-    if pattern.search(text) is None:
-        return []
-    return [m.span() for m in pattern.finditer(text) if m.end() > m.start()]
+def _spans(pattern: regex.Pattern[str], text: str, timeout: float | None) -> list[tuple[int, int]]:
+    """Non-empty matches; `search` first, as most cues do not occur in a given summary.
+    Raises TimeoutError when one of them takes longer than `timeout` seconds (passed only
+    when there is one: even `timeout=None` adds a third to a search's cost)."""
+    if timeout is None:
+        if pattern.search(text) is None:
+            return []
+        matches = pattern.finditer(text)
+    else:
+        if pattern.search(text, timeout=timeout) is None:
+            return []
+        matches = pattern.finditer(text, timeout=timeout)
+    return [m.span() for m in matches if m.end() > m.start()]
 
 
 def _merged(evidence: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

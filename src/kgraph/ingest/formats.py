@@ -10,13 +10,14 @@ from __future__ import annotations
 import datetime
 import json
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import regex
 
 from kgraph.ingest.text import quoted, split_lines
-from kgraph.ingest.titles import Unit, group
+from kgraph.ingest.titles import Unit, group, looks_like_title
 from kgraph.model import Digest, Entry, Problem, ReadResult, Severity
 
 DATE = regex.compile(r"^\s*(\d{4}-\d{2}-\d{2})\s*$")
@@ -190,13 +191,32 @@ def _paragraphs(lines: list[str], start: int) -> list[Unit]:
     return units
 
 
+def _titled_blocks(units: list[Unit]) -> list[Unit]:
+    """Blocks that hold a title line and its summary lines, with no blank line between
+    them, split into the two: some tag views write every entry so. A block is split when
+    its first line looks like a title and no title before it waits for its summary (then
+    the block is that summary, which may well open with a short line: "值得精读")."""
+    found: list[Unit] = []
+    waiting = False  # the last unit is a title whose summary has not come yet
+    for unit in units:
+        head, _, rest = unit.text.partition("\n")
+        if rest and not waiting and looks_like_title(head):
+            found += [Unit(unit.line, head), Unit(unit.line + 1, rest)]
+            waiting = False
+        else:
+            found.append(unit)
+            waiting = looks_like_title(unit.text)
+    return found
+
+
 def _parse_tag_view(text: str, source: str, sha: str) -> ReadResult:
     lines = split_lines(text)
     start = next(i for i, line in enumerate(lines) if line.strip())
     header = TAG_VIEW_HEADER.match(lines[start])
     repo = header.group(1) if header else None
     first = start + 1 if header else start
-    return _entries(source, sha, "tag-view", _paragraphs(lines, first), None, repo, [])
+    units = _titled_blocks(_paragraphs(lines, first))
+    return _entries(source, sha, "tag-view", units, None, repo, [])
 
 
 # --- Markdown: optional front matter or "# repo/date" line, then "## title" sections --------
@@ -360,14 +380,42 @@ def _clean(value: object, field: str, source: str, line: int, problems: list[Pro
     return text
 
 
+def _keeping_last(repeated: list[list[str]]) -> Callable[[list[tuple[str, object]]], dict]:
+    """An `object_pairs_hook` that builds each object as `json` does (the last value of a
+    key wins) and appends to `repeated` the keys it held twice. The last object built is
+    the line's own (json builds the inner ones first): a digest that gives two titles
+    should be told which one was kept."""
+
+    def build(pairs: list[tuple[str, object]]) -> dict:
+        record = dict(pairs)
+        twice = []
+        if len(record) != len(pairs):
+            twice = [key for key, n in Counter(key for key, _ in pairs).items() if n > 1]
+        repeated.append(twice)
+        return record
+
+    return build
+
+
+def _not_text(field: str, value: object) -> str:
+    """Why a field is no title or summary: absent, empty, or not a string at all."""
+    if value is None:
+        return f'missing "{field}"'
+    if isinstance(value, str):
+        return f'empty "{field}"'
+    kind = {bool: "true or false", int: "a number", float: "a number", list: "a list"}
+    return f'"{field}" must be a string, not {kind.get(type(value), "an object")}'
+
+
 def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
     entries: list[Entry] = []
     problems: list[Problem] = []
     for i, raw in enumerate(split_lines(text), start=1):
         if not raw.strip():
             continue
+        repeated: list[list[str]] = []
         try:
-            record = json.loads(raw)
+            record = json.loads(raw, object_pairs_hook=_keeping_last(repeated))
         except json.JSONDecodeError as err:
             problems.append(
                 Problem(
@@ -390,14 +438,19 @@ def _parse_jsonl(text: str, source: str, sha: str) -> ReadResult:
                 Problem(source, i, "not a JSON object; entry skipped", Severity.ERROR, 1)
             )
             continue
+        if repeated[-1]:
+            keys = ", ".join(f'"{k}"' for k in repeated[-1])
+            problems.append(Problem(source, i, f"{keys} given twice; the last value is used"))
         title, summary = record.get("title"), record.get("summary")
         if isinstance(title, str):  # cleaned first: a title of NULs is no title
             title = _clean(title, "title", source, i, problems).strip()
         if not isinstance(title, str) or not title:
-            problems.append(Problem(source, i, 'missing "title"; entry skipped', Severity.ERROR, 1))
+            problems.append(
+                Problem(source, i, f"{_not_text('title', title)}; entry skipped", Severity.ERROR, 1)
+            )
             continue
         if not isinstance(summary, str):
-            problems.append(Problem(source, i, 'missing "summary"', Severity.WARNING))
+            problems.append(Problem(source, i, _not_text("summary", summary), Severity.WARNING))
             summary = ""
         repo = record.get("repo")
         if repo is not None and not (isinstance(repo, str) and REPO.match(repo)):

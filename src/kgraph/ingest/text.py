@@ -16,7 +16,13 @@ _BINARY_MAGIC = (b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"%PDF", b
 
 
 class DecodeError(ValueError):
-    """The input cannot be read as text; the message says why."""
+    """The input cannot be read as text; the message says why, `line` where (the line of
+    the first bad byte), and `text` is set when the bytes are text all the same (not
+    binary), so that the entries lost with the file can be counted."""
+
+    def __init__(self, message: str, line: int = 1, text: str | None = None) -> None:
+        super().__init__(message)
+        self.line, self.text = line, text
 
 
 def decode(data: bytes, source: str) -> tuple[str, list[Problem]]:
@@ -61,7 +67,7 @@ def _decode_legacy_chinese(data: bytes, utf8_error: UnicodeDecodeError) -> str:
     try:
         text = data.decode("gb18030")
     except UnicodeDecodeError:
-        raise DecodeError(_not_utf8(data, utf8_error)) from None
+        raise _not_utf8(data, utf8_error) from None
     non_ascii = [c for c in text if ord(c) > 127]
     han = [c for c in non_ascii if _HAN.match(c)]
     chinese = len(han) + sum(1 for c in non_ascii if _CHINESE_PUNCTUATION.match(c))
@@ -73,7 +79,7 @@ def _decode_legacy_chinese(data: bytes, utf8_error: UnicodeDecodeError) -> str:
         and sum(1 for lead in common if lead > 0xC8) >= 0.1 * len(common)
     )
     if not confident:
-        raise DecodeError(_not_utf8(data, utf8_error))
+        raise _not_utf8(data, utf8_error)
     return text
 
 
@@ -89,11 +95,14 @@ def _gb2312(char: str) -> int | None:
         return None
 
 
-def _not_utf8(data: bytes, err: UnicodeDecodeError) -> str:
+def _not_utf8(data: bytes, err: UnicodeDecodeError) -> DecodeError:
     line = data.count(b"\n", 0, err.start) + 1
-    return (
-        f"line {line}: not valid UTF-8 (byte 0x{data[err.start]:02x}) and no other "
-        "encoding fits with confidence; convert the file to UTF-8"
+    column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+    return DecodeError(
+        f"not valid UTF-8 (byte 0x{data[err.start]:02x} at column {column}) and no other "
+        "encoding fits with confidence; convert the file to UTF-8",
+        line,
+        data.decode("utf-8", "replace"),
     )
 
 

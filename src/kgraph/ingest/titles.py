@@ -41,26 +41,28 @@ def display_width(text: str) -> int:
     return len(text) + len(_WIDE.findall(text))
 
 
-def looks_like_title(text: str) -> bool:
+def looks_like_title(text: str, max_width: int | None = MAX_TITLE_WIDTH) -> bool:
     stripped = text.strip()
     if not stripped or "\n" in stripped or _LIST_ITEM.match(stripped):
         return False
     if stripped[-1] in SENTENCE_END:
         return False
-    return display_width(stripped) <= MAX_TITLE_WIDTH
+    return max_width is None or display_width(stripped) <= max_width
 
 
 def _orphans(source: str, units: Sequence[Unit]) -> Problem:
-    """Text before the first title: an entry whose title was not recognised, so it counts as
-    one skipped entry (an error), never as text that silently vanished."""
+    """Text before the first title: entries whose titles were not recognised, so they count
+    as skipped entries (an error), never as text that silently vanished. How many: one per
+    line shaped like a title but for its width (a title too long), and at least one."""
+    lost = max(1, sum(looks_like_title(u.text.partition("\n")[0], None) for u in units))
     return Problem(
         source,
         units[0].line,
         "text before the first title belongs to no entry (a title is one line of at most "
-        f"{MAX_TITLE_WIDTH} columns, not ending in punctuation); skipped as one entry: "
-        f"{quoted(units[0].text)}",
+        f"{MAX_TITLE_WIDTH} columns, not ending in punctuation); skipped as "
+        f"{'one entry' if lost == 1 else f'{lost} entries'}: {quoted(units[0].text)}",
         Severity.ERROR,
-        1,
+        lost,
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import regex
 
 from kgraph.atomic import write_atomic
+from kgraph.model import Problem
 from kgraph.source.checkout import SourceError, open_checkout
 from kgraph.source.index import SourceIndex, build_index
 
@@ -61,6 +62,18 @@ class LoadedSource:
     index: SourceIndex
     cached: bool
     seconds: float
+
+    def problems(self) -> list[Problem]:
+        """A warning for the files the index left out (their names are not UTF-8)."""
+        unnamed = self.index.unnamed
+        if not unnamed:
+            return []
+        names = ", ".join(repr(n) for n in unnamed[:3]) + (" …" if len(unnamed) > 3 else "")
+        message = (
+            f"{len(unnamed)} file(s) whose name is not UTF-8 left out of {self.spec.repo}'s "
+            f"index ({names}); no review can name them"
+        )
+        return [Problem(str(self.spec.path), 0, message)]
 
     def summary(self) -> str:
         at = f"@{self.index.commit[:12]}" if self.index.commit else " (folder)"

@@ -47,6 +47,8 @@ class SourceIndex:
     imports: Mapping[str, str]  # file → the modules it imports, joined by ","
     definition_count: int = 0
     seconds: float = 0.0  # how long building took (0 when loaded from the cache)
+    # Files left out because their names are not UTF-8, shown with U+FFFD (see build_index).
+    unnamed: tuple[str, ...] = ()
     _decoded: dict[str, list[Definition]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -136,6 +138,7 @@ class SourceIndex:
             "names": dict(sorted(self.packed.items())),
             "bases": {name: list(b) for name, b in sorted(self.bases.items())},
             "imports": dict(sorted(self.imports.items())),
+            "unnamed": list(self.unnamed),
         }
         return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -154,8 +157,9 @@ class SourceIndex:
                 {name: tuple(b) for name, b in document["bases"].items()},
                 document["imports"],
                 document["definitionCount"],
+                unnamed=tuple(document.get("unnamed", ())),
             )
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None  # a damaged cache is rebuilt, never trusted
 
 
@@ -165,9 +169,19 @@ def build_index(repo: str, checkout: Checkout, workers: int | None = None) -> So
     Parsing is most of the time (`ast.parse` alone is ~80 %), so a large checkout is parsed
     by `workers` processes (default: one per available CPU); the index is the same
     whatever their number.
+
+    A file whose name is not UTF-8 (`bad\\xffname.py`, bytes any POSIX name may hold) is
+    left out, and listed in `unnamed`: no review, which is UTF-8 text, can name it, no
+    export can hold its name, and writing the cached index failed on it, losing the build.
     """
     started = time.perf_counter()
-    files = list_files(checkout)
+    files, unnamed = [], []
+    for path in list_files(checkout):
+        try:
+            path.encode("utf-8")
+            files.append(path)
+        except UnicodeEncodeError:
+            unnamed.append(os.fsencode(path).decode("utf-8", "replace"))
     number = {path: i for i, path in enumerate(files)}
     parsed = [p for p in files if p.lower().endswith(PARSED_SUFFIXES)]
     rows: dict[str, list[tuple[int, int, str, str]]] = defaultdict(list)
@@ -197,6 +211,7 @@ def build_index(repo: str, checkout: Checkout, workers: int | None = None) -> So
         imports,
         count,
         time.perf_counter() - started,
+        tuple(unnamed),
     )
 
 
