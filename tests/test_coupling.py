@@ -149,12 +149,18 @@ def test_coupling_large_changeset_limit_is_an_option(history: Path) -> None:
         # a–c: 3 shared, mean 5 → 60 %; b–c: 2 shared, mean 4.5 → 44 %, average 5.
         (
             {"min_revs": 3, "min_shared_revs": 2},
-            [("d.py", "pkg/new.py", 100, 6), ("a.py", "b.py", 76, 7), ("a.py", "c.py", 60, 5),
-             ("b.py", "c.py", 44, 5)],
+            [
+                ("d.py", "pkg/new.py", 100, 6),
+                ("a.py", "b.py", 76, 7),
+                ("a.py", "c.py", 60, 5),
+                ("b.py", "c.py", 44, 5),
+            ],
         ),
         # b–c's mean 4.5 is below 5: code-maat compares the mean, not each file.
-        ({"min_shared_revs": 2}, [("d.py", "pkg/new.py", 100, 6), ("a.py", "b.py", 76, 7),
-                                  ("a.py", "c.py", 60, 5)]),
+        (
+            {"min_shared_revs": 2},
+            [("d.py", "pkg/new.py", 100, 6), ("a.py", "b.py", 76, 7), ("a.py", "c.py", 60, 5)],
+        ),
         ({"min_degree": 77}, [("d.py", "pkg/new.py", 100, 6)]),
         ({"min_degree": 76}, [("d.py", "pkg/new.py", 100, 6), ("a.py", "b.py", 76, 7)]),
         ({"max_degree": 99}, [("a.py", "b.py", 76, 7)]),

@@ -103,7 +103,9 @@ class CouplingResult:
         return [p for p in self.pairs if path in (p.entity, p.coupled)]
 
 
-def couple(changesets: Iterable[Changeset], options: CouplingOptions | None = None) -> CouplingResult:
+def couple(
+    changesets: Iterable[Changeset], options: CouplingOptions | None = None
+) -> CouplingResult:
     """The coupled pairs of `changesets`, given newest first (as `git log` lists them)."""
     options = options or CouplingOptions()
     named, renamed = _named(changesets, options.follow_renames)
@@ -200,7 +202,9 @@ def _when(date: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(date)
 
 
-def coupled_partners(result: CouplingResult, paths: Sequence[str], min_degree: int) -> list[Coupling]:
+def coupled_partners(
+    result: CouplingResult, paths: Sequence[str], min_degree: int
+) -> list[Coupling]:
     """The pairs of at least `min_degree` that join one of `paths` to a file not among them,
     strongest first: the files that usually change with these and did not this time."""
     changed = set(paths)
