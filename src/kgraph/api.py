@@ -21,6 +21,7 @@ bridge to the user's own code, imported only when `.rdflib()` or `.networkx()` i
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,6 +41,7 @@ from kgraph.diff import GraphDiff, diff_outputs
 from kgraph.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from kgraph.export import EXPORTERS, exporter_named, to_bytes
 from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
+from kgraph.history.coupling import CouplingOptions
 from kgraph.ingest import FORMATS
 from kgraph.interrupt import Interrupted
 from kgraph.iri import is_absolute_iri
@@ -69,6 +71,7 @@ __all__ = [
     "PUSH_PROTOCOLS",
     "RESULT_FORMATS",
     "Build",
+    "CouplingOptions",
     "Sparql",
     "ask_endpoint",
     "build",
@@ -290,6 +293,7 @@ def build(
     topics: Sequence[str | os.PathLike[str]] = (),
     html_max_nodes: int = DEFAULT_MAX_NODES,
     sources: Sequence[str | SourceSpec] = (),
+    coupling: CouplingOptions | None = CouplingOptions(),  # noqa: B008 (frozen, shared)
     strict: bool = False,
     report: str | os.PathLike[str] | None = None,
     jobs: int = 1,
@@ -301,7 +305,9 @@ def build(
     `only` names), or in memory when `out` is None.
 
     `inputs` are digest files, folders (read recursively), glob patterns, or "-" for
-    stdin. `sources` are `OWNER/REPO=PATH[@REV]` checkouts to resolve mentions against.
+    stdin. `sources` are `OWNER/REPO=PATH[@REV]` checkouts to resolve mentions against;
+    `coupling` says how to count the change coupling of a git source's history (None:
+    not at all).
     `report` is a JSON file of every problem; `progress` a stream for a progress line; a
     build into a folder another build is writing waits for it, after calling `waiting`.
     Bad input is not an exception: the build skips it and says so in `.problems`, and
@@ -321,6 +327,13 @@ def build(
     if report_path is not None and folder is not None and _inside_outputs(report_path, folder):
         raise UsageError(f"{report_path} is a file kgraph writes in {folder}", option="--report")
     specs = _source_specs(sources)
+    if coupling is not None and coupling.since is not None:
+        try:
+            datetime.date.fromisoformat(coupling.since)
+        except ValueError:
+            raise UsageError(
+                f"{coupling.since!r}: expected a day, YYYY-MM-DD", option="--history-since"
+            ) from None
     knowledge = load_knowledge([Path(p) for p in catalogs], [Path(p) for p in topics])
     options = BuildOptions(
         base=base,
@@ -331,6 +344,7 @@ def build(
         sources=specs,
         jobs=jobs,
         cache=cache,
+        coupling=coupling,
     )
     result = run([os.fspath(n) for n in names], folder, options, Progress(progress), waiting)
     report_error = None
