@@ -8,12 +8,17 @@ the mean rounded up; kept when mean ≥ 5, shared ≥ 5 and degree ≥ 30.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+import rdflib
+from pyshacl import validate
 
+from checks import assert_conforms
+from conftest import SHARED, build
 from kgraph.history.changesets import read_changesets
 from kgraph.history.coupling import CouplingOptions, couple
 
@@ -186,3 +191,98 @@ def test_coupling_trend_compares_the_last_90_days_with_before(history: Path) -> 
     # With 400 days, every change is recent: no earlier period to compare with.
     longer = couple(read_changesets(history, "HEAD"), CouplingOptions(trend_days=400))
     assert [p.trend for p in longer.pairs] == [None, None]
+
+
+# --- in the graph: `kgraph build --source` on the same history ---------------------------
+
+REPO = "acme/coupled"
+DIGEST = """acme/coupled · tag view
+
+Faster a
+
+Worth a close read: `a.py` caches its table; `pkg/new.py` is untouched.
+"""
+
+
+@pytest.fixture(scope="module")
+def built(history: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    digests = tmp_path_factory.mktemp("coupled-digests")
+    (digests / "acme_coupled_tagview.txt").write_text(DIGEST, "utf-8")
+    out = tmp_path_factory.mktemp("coupled-out")
+    code, stdout, stderr = build([str(digests)], out, "--source", f"{REPO}={history.parent}")
+    assert code == 0, stderr
+    assert "coupling: 2 pairs over 16 changes (1 too large), 1 renames followed, log read" in stdout
+    return out
+
+
+def couplings(out: Path) -> dict[tuple[str, ...], dict]:
+    """Each kg:Coupling of graph.ttl by its files' paths, read with rdflib and SPARQL."""
+    graph = rdflib.Graph().parse(out / "graph.ttl")
+    found: dict[tuple[str, ...], dict] = {}
+    for row in graph.query(
+        """PREFIX kg: <https://w3id.org/kgraph/ns#>
+        SELECT ?c ?pa ?pb ?ra ?rb ?degree ?shared ?average ?trend WHERE {
+          ?c a kg:Coupling ; kg:couplesFile ?a, ?b ; kg:degree ?degree ;
+             kg:sharedRevisions ?shared ; kg:averageRevisions ?average .
+          OPTIONAL { ?c kg:trend ?trend }
+          ?a kg:path ?pa ; kg:revisions ?ra . ?b kg:path ?pb ; kg:revisions ?rb .
+          FILTER (?pa < ?pb)
+        }"""
+    ):
+        values = [None if v is None else v.toPython() for v in row[3:]]
+        found[(str(row.pa), str(row.pb))] = dict(
+            zip(["ra", "rb", "degree", "shared", "average", "trend"], values, strict=True)
+        )
+    return found
+
+
+def test_coupling_build_adds_a_node_per_pair(built: Path) -> None:
+    assert couplings(built) == {
+        ("a.py", "b.py"): {"ra": 7, "rb": 6, "degree": 76, "shared": 5, "average": 7, "trend": -83},
+        ("d.py", "pkg/new.py"): {
+            "ra": 6, "rb": 6, "degree": 100, "shared": 6, "average": 6, "trend": 0,
+        },
+    }  # fmt: skip
+    assert_conforms(built)
+    contract = rdflib.Graph().parse(SHARED / "contract-shapes.ttl")
+    ok, _, text = validate(rdflib.Graph().parse(built / "graph.ttl"), shacl_graph=contract)
+    assert ok, text
+
+
+def test_coupling_file_is_the_node_the_review_names(built: Path) -> None:
+    """The PR's `a.py` and the coupling's `a.py` are one node, resolved at HEAD."""
+    graph = json.loads((built / "graph.json").read_text("utf-8"))
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    touched = {e["target"] for e in graph["edges"] if e["relation"] == "touchesFile"}
+    coupled = {e["target"] for e in graph["edges"] if e["relation"] == "couplesFile"}
+    assert "file/acme/coupled/a.py" in touched & coupled
+    assert nodes["file/acme/coupled/a.py"]["resolution"] == "resolved"
+
+
+def test_coupling_second_build_reads_the_pairs_from_the_cache(built: Path, history: Path) -> None:
+    digests = next(built.parent.glob("coupled-digests*"))
+    code, stdout, _ = build([str(digests)], built, "--source", f"{REPO}={history.parent}")
+    assert code == 0 and "pairs cached" in stdout
+    code, stdout, _ = build(
+        [str(digests)], built, "--source", f"{REPO}={history.parent}", "--no-renames"
+    )
+    assert code == 0 and "coupling: 1 pairs over 16 changes" in stdout and "log cached" in stdout
+    assert list(couplings(built)) == [("a.py", "b.py")]
+
+
+def test_coupling_options_reach_the_build(built: Path, history: Path, tmp_path: Path) -> None:
+    digests = next(built.parent.glob("coupled-digests*"))
+    spec = f"{REPO}={history.parent}"
+    code, _, _ = build([str(digests)], tmp_path, "--source", spec, "--coupling-min-revs", "3",
+                       "--coupling-min-shared-revs", "2", "--coupling-min-degree", "50",
+                       "--history-since", "2024-01-01")  # fmt: skip
+    assert code == 0
+    assert sorted(couplings(tmp_path)) == [
+        ("a.py", "b.py"),
+        ("a.py", "c.py"),
+        ("d.py", "pkg/new.py"),
+    ]
+    code, _, stderr = build([str(digests)], tmp_path, "--source", spec, "--history-since", "May")
+    assert code == 2 and "--history-since" in stderr and "YYYY-MM-DD" in stderr
+    code, _, _ = build([str(digests)], tmp_path, "--source", spec, "--no-coupling")
+    assert code == 0 and couplings(tmp_path) == {}
