@@ -11,14 +11,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import rdflib
+from click.testing import CliRunner
 from pyshacl import validate
 
 from checks import assert_conforms
-from conftest import SHARED, build
+from conftest import ROOT, SHARED, build
+from kgraph.cli import cli
 from kgraph.history.changesets import read_changesets
 from kgraph.history.coupling import CouplingOptions, couple
 
@@ -286,3 +289,32 @@ def test_coupling_options_reach_the_build(built: Path, history: Path, tmp_path: 
     assert code == 2 and "--history-since" in stderr and "YYYY-MM-DD" in stderr
     code, _, _ = build([str(digests)], tmp_path, "--source", spec, "--no-coupling")
     assert code == 0 and couplings(tmp_path) == {}
+
+
+def test_coupling_csv_equals_the_independent_code_maat_script(
+    built: Path, history: Path, tmp_path: Path
+) -> None:
+    """`kgraph query -n coupling -f csv` after a --no-renames build is what
+    bench/codemaat_coupling.py (code-maat's algorithm over `git log --raw`) prints."""
+    digests = next(built.parent.glob("coupled-digests*"))
+    spec = f"{REPO}={history.parent}"
+    assert build([str(digests)], tmp_path, "--source", spec, "--no-renames")[0] == 0
+    ours = CliRunner().invoke(cli, ["query", str(tmp_path), "-n", "coupling", "-f", "csv"])
+    reference = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "codemaat_coupling.py"), str(history), "HEAD"],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout
+    assert (
+        ours.stdout.splitlines()
+        == reference.splitlines()
+        == [
+            "entity,coupled,degree,average-revs",
+            "a.py,b.py,76,7",
+        ]
+    )
+    # Renames followed: the renamed file's pair appears.
+    assert build([str(digests)], tmp_path, "--source", spec)[0] == 0
+    ours = CliRunner().invoke(cli, ["query", str(tmp_path), "-n", "coupling", "-f", "csv"])
+    assert ours.stdout.splitlines()[1:] == ["d.py,pkg/new.py,100,6", "a.py,b.py,76,7"]

@@ -106,6 +106,7 @@ class Sparql:
 
     text: str
     source: str
+    columns: tuple[tuple[str, str], ...] = ()  # its `@column` headings: (variable, heading)
 
 
 class Build:
@@ -415,7 +416,7 @@ def sparql(
         if isinstance(params, Mapping)
         else queries.parse_params([params] if isinstance(params, str) else params)
     )
-    return Sparql(queries.bind(chosen, values), chosen.source)
+    return Sparql(queries.bind(chosen, values), chosen.source, chosen.columns)
 
 
 def list_queries() -> str:
@@ -437,8 +438,16 @@ def ask_endpoint(
     return remote.query(server, endpoint, query.text, graphs, query.source)
 
 
-def render(answer: Answer, output_format: str = "table") -> str:
-    """An answer as text: a table for people, or csv, tsv, json, turtle, ntriples."""
+def render(
+    answer: Answer, output_format: str = "table", columns: Sequence[tuple[str, str]] = ()
+) -> str:
+    """An answer as text: a table for people, or csv, tsv, json, turtle, ntriples.
+
+    `columns` (a query's `@column` headings, `Sparql.columns`) head a table's or CSV's
+    columns; TSV and JSON keep the variables, as their W3C formats require."""
+    if columns and isinstance(answer, results.Solutions) and output_format in ("table", "csv"):
+        headings = dict(columns)
+        answer = results.Solutions(tuple(headings.get(v, v) for v in answer.variables), answer.rows)
     return results.render(answer, output_format)
 
 

@@ -566,7 +566,7 @@ def query_command(
                 "memory for this query only",
                 err=True,
             )
-    click.echo(api.render(answer, output_format), nl=False)
+    click.echo(api.render(answer, output_format, query.columns), nl=False)
 
 
 @cli.command("push")
