@@ -32,6 +32,7 @@ from itertools import combinations
 
 from kgraph.history.changesets import Changeset
 
+CREATED = frozenset("ARC")  # statuses of a path that did not hold this file before
 WEAKENING = -10  # a trend this many points down or more is drawn as weakening
 
 
@@ -109,7 +110,8 @@ def couple(
     """The coupled pairs of `changesets`, given newest first (as `git log` lists them)."""
     options = options or CouplingOptions()
     named, renamed = _named(changesets, options.follow_renames)
-    window = [(date, files) for date, files in named if _in_window(date, options.since)]
+    since = options.since
+    window = named if since is None else [(d, f) for d, f in named if d[:10] >= since]
     newest = max((_when(date) for date, _ in window), default=None)
     recent_from = newest - datetime.timedelta(days=options.trend_days) if newest else None
     revisions: Counter[str] = Counter()
@@ -117,41 +119,44 @@ def couple(
     recent_revisions: Counter[str] = Counter()
     recent_shared: Counter[tuple[str, str]] = Counter()
     too_large = 0
+    limit = options.max_changeset_size
     for date, files in window:
-        if len(files) > options.max_changeset_size:
+        if len(files) > limit:
             too_large += 1
             continue
         names = sorted(files)
-        pairs = list(combinations(names, 2))
         revisions.update(names)
-        shared.update(pairs)
+        if len(names) > 1:
+            pairs = list(combinations(names, 2))
+            shared.update(pairs)
+        else:
+            pairs = []
         if recent_from is not None and _when(date) > recent_from:
             recent_revisions.update(names)
             recent_shared.update(pairs)
     kept = []
-    for (a, b), together in shared.items():
+    # code-maat's `within-threshold?` in integers: the mean ≥ min_revs ⇔ the sum ≥
+    # 2·min_revs; the exact degree ≥ min_degree ⇔ 200·shared ≥ min_degree·sum.
+    min_shared, min_sum = options.min_shared_revs, 2 * options.min_revs
+    min_degree, max_degree = options.min_degree, options.max_degree
+    for pair, together in shared.items():
+        if together < min_shared:
+            continue
+        a, b = pair
         ra, rb = revisions[a], revisions[b]
-        if not _within(options, together, ra, rb):
+        total = ra + rb
+        if total < min_sum or 200 * together < min_degree * total:
+            continue
+        if 200 * together // total > max_degree:
             continue
         trend = _trend(
-            (recent_shared[(a, b)], recent_revisions[a], recent_revisions[b]),
-            (together - recent_shared[(a, b)], ra - recent_revisions[a], rb - recent_revisions[b]),
+            (recent_shared[pair], recent_revisions[a], recent_revisions[b]),
+            (together - recent_shared[pair], ra - recent_revisions[a], rb - recent_revisions[b]),
         )
         kept.append(Coupling(a, b, together, ra, rb, trend))
     kept.sort(key=lambda c: (-c.degree, -c.average_revisions, c.entity, c.coupled))
     return CouplingResult(
         tuple(kept), dict(sorted(revisions.items())), len(window), too_large, renamed, options
-    )
-
-
-def _within(options: CouplingOptions, shared: int, ra: int, rb: int) -> bool:
-    """code-maat's `within-threshold?`, in integers: mean ≥ min_revs ⇔ ra + rb ≥ 2·min_revs,
-    exact degree ≥ min ⇔ 200·shared ≥ min·(ra + rb)."""
-    return (
-        ra + rb >= 2 * options.min_revs
-        and shared >= options.min_shared_revs
-        and 200 * shared >= options.min_degree * (ra + rb)
-        and 200 * shared // (ra + rb) <= options.max_degree
     )
 
 
@@ -182,20 +187,19 @@ def _named(
             names.update(f.old_path for f in changeset.files if f.status == "R")
             found.append((changeset.date, frozenset(names - {""})))
             continue
-        now = [(f, later.get(f.path, f.path)) for f in changeset.files]
-        for f, _ in now:
-            if f.created:
-                later.pop(f.path, None)
+        if not later:  # no rename seen yet: every file has its own name
+            now = [(f, f.path) for f in changeset.files]
+        else:
+            now = [(f, later.get(f.path, f.path)) for f in changeset.files]
         for f, name in now:
-            if f.status == "R" and f.old_path:
-                later[f.old_path] = name
-                followed.add(f.old_path)
+            if f.status in CREATED:
+                if later:
+                    later.pop(f.path, None)
+                if f.status == "R" and f.old_path:
+                    later[f.old_path] = name
+                    followed.add(f.old_path)
         found.append((changeset.date, frozenset(name for _, name in now if name)))
     return found, len(followed)
-
-
-def _in_window(date: str, since: str | None) -> bool:
-    return since is None or date[:10] >= since
 
 
 def _when(date: str) -> datetime.datetime:
