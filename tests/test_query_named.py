@@ -185,11 +185,23 @@ COUPLING_ROWS = [
     ("kv/c.py", "z.py", "71", "7"),  # its files given z.py first: entity sorts first
     ("kv/a.py", "kv/b.py", "62", "8"),  # equal degrees: the larger average-revs first
     ("kv/b.py", "kv/c.py", "62", "6"),
+    ("kv/a.py", "z.py", "40", "10"),
 ]
 
 
 def test_query_named_coupling_rows_on_the_fixture(coupling_out) -> None:
     assert rows(coupling_out, "coupling") == COUPLING_ROWS
+
+
+def test_query_named_review_risks_on_the_fixture(coupling_out) -> None:
+    # 201: b.py (62 % with a.py); z.py is coupled at 40 % only. 202 changed a.py and b.py
+    # and names c.py: nothing. 203 names a symbol c.py defines: nothing. 204: a.py and
+    # c.py, both 62 % with b.py. 205 is not linked.
+    assert rows(coupling_out, "review-risks") == [
+        ("Cache the table in a", "201", "kv/b.py", "kv/a.py", "62"),
+        ("Tidy b", "204", "kv/a.py", "kv/b.py", "62"),
+        ("Tidy b", "204", "kv/c.py", "kv/b.py", "62"),
+    ]
 
 
 def test_query_named_coupling_csv_has_code_maats_columns(coupling_out) -> None:
@@ -210,7 +222,7 @@ def test_query_named_column_header_tag_is_checked() -> None:
 
 
 def test_query_named_every_shipped_query_has_expected_rows() -> None:
-    tested = {name for name, _, rows_ in EXPECTED if rows_} | {"coupling"}
+    tested = {name for name, _, rows_ in EXPECTED if rows_} | {"coupling", "review-risks"}
     assert tested == set(query.named_queries())
 
 
