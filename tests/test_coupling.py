@@ -22,7 +22,7 @@ from pyshacl import validate
 from checks import assert_conforms
 from conftest import ROOT, SHARED, build
 from kgraph.cli import cli
-from kgraph.history.changesets import read_changesets
+from kgraph.history.changesets import Changeset, FileChange, read_changesets
 from kgraph.history.coupling import CouplingOptions, couple
 
 LINES = "".join(f"line {i} of a file long enough for git to see a rename\n" for i in range(20))
@@ -318,3 +318,63 @@ def test_coupling_csv_equals_the_independent_code_maat_script(
     assert build([str(digests)], tmp_path, "--source", spec)[0] == 0
     ours = CliRunner().invoke(cli, ["query", str(tmp_path), "-n", "coupling", "-f", "csv"])
     assert ours.stdout.splitlines()[1:] == ["d.py,pkg/new.py,100,6", "a.py,b.py,76,7"]
+
+
+# --- rename following, case by case (changesets written out, newest first) -----------------
+
+
+def _cs(date: str, *files: tuple[str, ...]) -> Changeset:
+    return Changeset("0" * 40, f"2024-{date}T00:00:00+00:00", tuple(FileChange(*f) for f in files))
+
+
+EVERY = CouplingOptions(min_revs=1, min_shared_revs=1, min_degree=0)
+
+
+def _revisions(*changesets: Changeset) -> dict[str, int]:
+    return dict(couple(list(changesets), EVERY).revisions)
+
+
+def test_coupling_follows_a_chain_of_renames_onto_the_last_name() -> None:
+    # a.py → b.py → c.py: all three changes are c.py's.
+    assert _revisions(
+        _cs("03-01", ("c.py", "R", "b.py")),
+        _cs("02-01", ("b.py", "R", "a.py")),
+        _cs("01-01", ("a.py", "A")),
+    ) == {"c.py": 3}
+
+
+def test_coupling_a_path_created_again_is_another_file() -> None:
+    # a.py was renamed to b.py, then a new a.py was added: the old a.py's change is b.py's.
+    assert _revisions(
+        _cs("03-01", ("a.py", "A")),
+        _cs("02-01", ("b.py", "R", "a.py")),
+        _cs("01-01", ("a.py", "M")),
+    ) == {"a.py": 1, "b.py": 2}
+
+
+def test_coupling_names_a_deleted_file_by_its_path_even_when_another_took_it() -> None:
+    """x.py was deleted (02), then y.py renamed to x.py (03). Files are known by path, as
+    in code-maat: the deleted x.py and y.py are both x.py now, so in 01, where both
+    changed, they are one revision of x.py. Such a collision needs a path deleted and then
+    reused by a rename; git cannot tell kgraph they were different files."""
+    assert _revisions(
+        _cs("04-01", ("x.py", "M")),
+        _cs("03-01", ("x.py", "R", "y.py")),
+        _cs("02-01", ("x.py", "D")),
+        _cs("01-01", ("x.py", "M"), ("y.py", "M")),
+    ) == {"x.py": 4}
+
+
+def test_coupling_of_a_shallow_clone_counts_the_history_it_has(
+    built: Path, history: Path, tmp_path: Path
+) -> None:
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "3", f"file://{history.parent}", str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    digests = next(built.parent.glob("coupled-digests*"))
+    code, stdout, stderr = build([str(digests)], tmp_path / "out", "--source", f"{REPO}={clone}")
+    assert code == 0, stderr
+    assert "coupling: 0 pairs over 3 changes (1 too large)" in stdout
