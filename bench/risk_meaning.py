@@ -40,6 +40,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--months", type=int, default=6)
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--min-degree", type=int, default=50)
+    parser.add_argument(
+        "--graph",
+        metavar="OUT",
+        help="Measure the review-risks of a build with history instead (its linked PRs of "
+        "the months, the review's names left out; the build's coupling is counted up to REV)",
+    )
     args = parser.parse_args(argv)
     git_dir = Path(args.git_dir)
     changesets = read_changesets(git_dir, args.rev)  # newest first
@@ -93,17 +99,24 @@ def main(argv: list[str]) -> None:
     for b in bin_of_file.values():
         bin_size[b] += 1
 
+    reviewed = _reviewed_risks(Path(args.graph)) if args.graph else None
+
     prs = risks = borne = 0
     base_rates: list[float] = []
     for t, position, files in timeline:
-        if t > end - window or len(files) > 30:
+        if t > end - window or (reviewed is None and len(files) > 30):
             continue
-        prs += 1
         found: dict[str, int] = {}
-        for f in files:
-            for partner, degree in partners.get(f, ()):
-                if partner not in files and partner in alive:
-                    found[partner] = max(degree, found.get(partner, 0))
+        if reviewed is not None:
+            if changesets[position].sha not in reviewed:
+                continue
+            found = {p: d for p, d in reviewed[changesets[position].sha].items() if p in alive}
+        else:
+            for f in files:
+                for partner, degree in partners.get(f, ()):
+                    if partner not in files and partner in alive:
+                        found[partner] = max(degree, found.get(partner, 0))
+        prs += 1
         if not found:
             continue
         after: set[str] = set()
@@ -133,6 +146,11 @@ def main(argv: list[str]) -> None:
         f"{start:%Y-%m-%d}: {len(coupled.pairs):,} pairs, "
         f"{sum(1 for p in coupled.pairs if p.degree >= args.min_degree):,} at {args.min_degree} %+"
     )
+    if reviewed is not None:
+        print(
+            f"reviewed PRs linked to a commit of those months: {prs} (of {len(reviewed)} "
+            f"linked PRs in {args.graph}); their risks are review-risks'"
+        )
     print(f"risks: {risks:,} (untouched partners, {risks / max(prs, 1):.2f} per change)")
     print(
         f"risk borne out (partner changed by another change within {args.days} days): "
@@ -144,6 +162,38 @@ def main(argv: list[str]) -> None:
         f"{sum(base_rates) / max(len(base_rates), 1):.1%} (mean over {len(base_rates):,} risks' "
         "peer groups)"
     )
+
+
+RISKS = """PREFIX kg: <https://w3id.org/kgraph/ns#>
+SELECT ?sha ?partner ?degree WHERE {
+  ?pr a kg:PullRequest ; kg:mergedAs/kg:sha ?sha ; kg:changesFile ?file .
+  ?coupling a kg:Coupling ; kg:couplesFile ?file, ?other ; kg:degree ?degree .
+  FILTER (?other != ?file && ?degree >= 50)
+  FILTER NOT EXISTS { ?pr kg:changesFile ?other }
+  FILTER NOT EXISTS { ?pr kg:touchesFile ?other }
+  FILTER NOT EXISTS { ?pr kg:mentionsSymbol/kg:definedIn ?other }
+  ?other kg:path ?partner .
+}"""
+
+
+def _reviewed_risks(out: Path) -> dict[str, dict[str, int]]:
+    """Per linked PR's commit, its risks (partner → degree), as `review-risks` finds them."""
+    import pyoxigraph as ox
+
+    store = ox.Store()
+    store.bulk_load(path=str(out / "graph.ttl"), format=ox.RdfFormat.TURTLE)
+    found: dict[str, dict[str, int]] = defaultdict(dict)
+    linked = store.query(
+        "PREFIX kg: <https://w3id.org/kgraph/ns#> SELECT DISTINCT ?sha WHERE "
+        "{ ?pr kg:mergedAs/kg:sha ?sha }"
+    )
+    for row in linked:
+        found[row["sha"].value]  # every linked PR, with or without a risk
+    for row in store.query(RISKS):
+        risks = found[row["sha"].value]
+        partner, degree = row["partner"].value, int(row["degree"].value)
+        risks[partner] = max(degree, risks.get(partner, 0))
+    return dict(found)
 
 
 def _names_at_rev(changesets, when, start) -> dict[str, str]:  # type: ignore[no-untyped-def]
