@@ -378,3 +378,20 @@ def test_coupling_of_a_shallow_clone_counts_the_history_it_has(
     code, stdout, stderr = build([str(digests)], tmp_path / "out", "--source", f"{REPO}={clone}")
     assert code == 0, stderr
     assert "coupling: 0 pairs over 3 changes (1 too large)" in stdout
+
+
+def test_coupling_options_are_one_value_in_the_python_api(built: Path, history: Path) -> None:
+    from kgraph import api
+    from kgraph.errors import UsageError
+
+    digests = next(built.parent.glob("coupled-digests*"))
+    spec = f"{REPO}={history.parent}"
+    plain = api.build(
+        [str(digests)], sources=[spec], coupling=api.CouplingOptions(follow_renames=False)
+    )
+    answer = plain.query(api.sparql(name="coupling"))
+    assert [tuple(t.value for t in row) for row in answer.rows] == [("a.py", "b.py", "76", "7")]
+    none = api.build([str(digests)], sources=[spec], coupling=None)
+    assert list(none.query(api.sparql(name="coupling")).rows) == []
+    with pytest.raises(UsageError, match="expected a day, YYYY-MM-DD"):
+        api.build([str(digests)], sources=[spec], coupling=api.CouplingOptions(since="May"))
