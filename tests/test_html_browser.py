@@ -560,6 +560,74 @@ def test_html_browser_panel_shows_design_knowledge_and_source_links(open_page, t
     assert opened.errors == [] and opened.requests == [opened.url]
 
 
+# --- change coupling -------------------------------------------------------------------------
+
+
+def _coupled_graph() -> KnowledgeGraph:
+    """Two PRs sharing a.py; the history couples a.py with b.py (76 %, weakening), c.py
+    (60 %) and z.py (55 %, a file no review names: not drawn). PR 1 is linked to its
+    commit, which changed a.py alone."""
+    graph = KnowledgeGraph()
+    for number, title in ((1, "Cache the table"), (2, "Rename the table")):
+        pr = f"pr/o/r/{number}"
+        graph.add(Node(pr, "PullRequest", title, (("title", title), ("number", number))))
+        graph.link(pr, "touchesFile", "file/o/r/a.py")
+    graph.link("pr/o/r/2", "touchesFile", "file/o/r/b.py")
+    graph.link("pr/o/r/2", "touchesFile", "file/o/r/c.py")
+    graph.link("pr/o/r/1", "changesFile", "file/o/r/a.py")
+    for name, prs in (("a", 2), ("b", 1), ("c", 1), ("z", 0)):
+        attrs = (("path", f"{name}.py"), ("revisions", 9)) + ((("prCount", prs),) if prs else ())
+        graph.add(Node(f"file/o/r/{name}.py", "SourceFile", f"{name}.py", attrs))
+    for partner, degree, trend in (("b", 76, -83), ("c", 60, 0), ("z", 55, None)):
+        attrs = (("degree", degree), ("sharedRevisions", 6), ("averageRevisions", 9))
+        cid = f"coupling/o/r/{partner}"
+        graph.add(Node(cid, "Coupling", f"a.py ~ {partner}.py", attrs + (
+            (("trend", trend),) if trend is not None else ())))  # fmt: skip
+        graph.link(cid, "couplesFile", "file/o/r/a.py")
+        graph.link(cid, "couplesFile", f"file/o/r/{partner}.py")
+    return graph
+
+
+def test_html_browser_draws_coupling_and_lists_a_prs_risks(open_page, tmp_path) -> None:
+    page_file = tmp_path / "coupled.html"
+    page_file.write_text(to_html(_coupled_graph()), "utf-8")
+    opened = open_page(page_file)
+    ids = opened.js("() => kgraph.data.nodes.map((n) => n.id)")
+    assert "file/o/r/z.py" not in ids  # only the history knows it
+    edges = opened.js(
+        "() => kgraph.edges.get({filter: (e) => String(e.id).startsWith('coupling-')})"
+        ".map((e) => [kgraph.data.nodes[e.from].l, kgraph.data.nodes[e.to].l, e.width, e.dashes])"
+    )
+    widths = {tuple(sorted(e[:2])): (e[2], e[3]) for e in edges}
+    assert widths == {
+        ("a.py", "b.py"): (1 + 76 / 25, [3, 5]),
+        ("a.py", "c.py"): (1 + 60 / 25, False),
+    }
+    # The page opens on shared code (a.py and its PRs) and the files coupled to it.
+    assert {"file/o/r/a.py", "file/o/r/b.py", "file/o/r/c.py"} <= opened.visible_ids()
+
+    opened.click_node("pr/o/r/1")
+    opened.page.wait_for_function(
+        "() => document.getElementById('details').dataset.node === 'pr/o/r/1'"
+    )
+    risks = opened.page.locator("#details h3:has-text('Risks') + ol li").all_inner_texts()
+    assert risks == ["b.py\n76 % with a.py", "c.py\n60 % with a.py", "z.py\n55 % with a.py"]
+    # PR 2 is not linked to a commit: no risks.
+    opened.click_node("pr/o/r/2")
+    opened.page.wait_for_function(
+        "() => document.getElementById('details').dataset.node === 'pr/o/r/2'"
+    )
+    assert "Risks" not in opened.page.text_content("#details")
+    opened.click_node("file/o/r/a.py")
+    opened.page.wait_for_function(
+        "() => document.getElementById('details').dataset.node === 'file/o/r/a.py'"
+    )
+    details = opened.page.text_content("#details")
+    assert "Changes together with (2)" in details
+    assert "76 %, -83 lately (weakening)" in details and "60 %, 0 lately" in details
+    assert opened.errors == [] and opened.requests == [opened.url]
+
+
 # --- large graphs ---------------------------------------------------------------------------------
 
 

@@ -6,13 +6,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from conftest import DEV, SEEDS, build
+from conftest import DATA, DEV, SEEDS, build
 from kgraph import query
 from kgraph.cli import cli
 from kgraph.results import Solutions
@@ -173,8 +174,55 @@ def test_query_named_expected_rows_on_the_fixture(fixture_out, name, params, exp
     assert rows(fixture_out, name, **params) == expected
 
 
+@pytest.fixture(scope="module")
+def coupling_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("coupling-out")
+    shutil.copy(DATA / "coupling.ttl", out / "graph.ttl")
+    return out
+
+
+COUPLING_ROWS = [
+    ("kv/c.py", "z.py", "71", "7"),  # its files given z.py first: entity sorts first
+    ("kv/a.py", "kv/b.py", "62", "8"),  # equal degrees: the larger average-revs first
+    ("kv/b.py", "kv/c.py", "62", "6"),
+    ("kv/a.py", "z.py", "40", "10"),
+]
+
+
+def test_query_named_coupling_rows_on_the_fixture(coupling_out) -> None:
+    assert rows(coupling_out, "coupling") == COUPLING_ROWS
+
+
+def test_query_named_review_risks_on_the_fixture(coupling_out) -> None:
+    # 201: b.py (62 % with a.py); z.py is coupled at 40 % only. 202 changed a.py and b.py
+    # and names c.py: nothing. 203 names a symbol c.py defines: nothing. 204: a.py and
+    # c.py, both 62 % with b.py. 205 is not linked.
+    assert rows(coupling_out, "review-risks") == [
+        ("Cache the table in a", "201", "kv/b.py", "kv/a.py", "62"),
+        ("Tidy b", "204", "kv/a.py", "kv/b.py", "62"),
+        ("Tidy b", "204", "kv/c.py", "kv/b.py", "62"),
+    ]
+
+
+def test_query_named_coupling_csv_has_code_maats_columns(coupling_out) -> None:
+    result = CliRunner().invoke(
+        cli, ["query", str(coupling_out), "-n", "coupling", "-f", "csv"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines()[0] == "entity,coupled,degree,average-revs"
+    assert [tuple(r) for r in csv.reader(io.StringIO(result.stdout))][1:] == COUPLING_ROWS
+    # TSV and JSON keep the variable, as their W3C formats require.
+    tsv = CliRunner().invoke(cli, ["query", str(coupling_out), "-n", "coupling", "-f", "tsv"])
+    assert tsv.stdout.splitlines()[0] == "?entity\t?coupled\t?degree\t?average_revs"
+
+
+def test_query_named_column_header_tag_is_checked() -> None:
+    with pytest.raises(query.QueryError, match=r"q.rq:1: expected '@column NAME HEADING'"):
+        query.parse("# @column only-one\nSELECT * WHERE {}", "q", "q.rq")
+
+
 def test_query_named_every_shipped_query_has_expected_rows() -> None:
-    tested = {name for name, _, rows_ in EXPECTED if rows_}
+    tested = {name for name, _, rows_ in EXPECTED if rows_} | {"coupling", "review-risks"}
     assert tested == set(query.named_queries())
 
 

@@ -21,6 +21,7 @@ bridge to the user's own code, imported only when `.rdflib()` or `.networkx()` i
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -40,6 +41,7 @@ from kgraph.diff import GraphDiff, diff_outputs
 from kgraph.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from kgraph.export import EXPORTERS, exporter_named, to_bytes
 from kgraph.export.html import DEFAULT_MAX_NODES, HtmlOptions, render_json_file
+from kgraph.history.coupling import CouplingOptions
 from kgraph.ingest import FORMATS
 from kgraph.interrupt import Interrupted
 from kgraph.iri import is_absolute_iri
@@ -70,6 +72,7 @@ __all__ = [
     "PUSH_PROTOCOLS",
     "RESULT_FORMATS",
     "Build",
+    "CouplingOptions",
     "Sparql",
     "ask_endpoint",
     "build",
@@ -104,6 +107,7 @@ class Sparql:
 
     text: str
     source: str
+    columns: tuple[tuple[str, str], ...] = ()  # its `@column` headings: (variable, heading)
 
 
 class Build:
@@ -291,6 +295,7 @@ def build(
     topics: Sequence[str | os.PathLike[str]] = (),
     html_max_nodes: int = DEFAULT_MAX_NODES,
     sources: Sequence[str | SourceSpec] = (),
+    coupling: CouplingOptions | None = CouplingOptions(),  # noqa: B008 (frozen, shared)
     strict: bool = False,
     report: str | os.PathLike[str] | None = None,
     jobs: int = 1,
@@ -302,7 +307,9 @@ def build(
     `only` names), or in memory when `out` is None.
 
     `inputs` are digest files, folders (read recursively), glob patterns, or "-" for
-    stdin. `sources` are `OWNER/REPO=PATH[@REV]` checkouts to resolve mentions against.
+    stdin. `sources` are `OWNER/REPO=PATH[@REV]` checkouts to resolve mentions against;
+    `coupling` says how to count the change coupling of a git source's history (None:
+    not at all).
     `report` is a JSON file of every problem; `progress` a stream for a progress line; a
     build into a folder another build is writing waits for it, after calling `waiting`.
     Bad input is not an exception: the build skips it and says so in `.problems`, and
@@ -322,6 +329,13 @@ def build(
     if report_path is not None and folder is not None and _inside_outputs(report_path, folder):
         raise UsageError(f"{report_path} is a file kgraph writes in {folder}", option="--report")
     specs = _source_specs(sources)
+    if coupling is not None and coupling.since is not None:
+        try:
+            datetime.date.fromisoformat(coupling.since)
+        except ValueError:
+            raise UsageError(
+                f"{coupling.since!r}: expected a day, YYYY-MM-DD", option="--history-since"
+            ) from None
     knowledge = load_knowledge([Path(p) for p in catalogs], [Path(p) for p in topics])
     options = BuildOptions(
         base=base,
@@ -333,6 +347,7 @@ def build(
         jobs=jobs,
         cache=cache,
         written=(report_path,) if report_path is not None else (),
+        coupling=coupling,
     )
     result = run([os.fspath(n) for n in names], folder, options, Progress(progress), waiting)
     report_error = None
@@ -403,7 +418,7 @@ def sparql(
         if isinstance(params, Mapping)
         else queries.parse_params([params] if isinstance(params, str) else params)
     )
-    return Sparql(queries.bind(chosen, values), chosen.source)
+    return Sparql(queries.bind(chosen, values), chosen.source, chosen.columns)
 
 
 def list_queries() -> str:
@@ -425,8 +440,16 @@ def ask_endpoint(
     return remote.query(server, endpoint, query.text, graphs, query.source)
 
 
-def render(answer: Answer, output_format: str = "table") -> str:
-    """An answer as text: a table for people, or csv, tsv, json, turtle, ntriples."""
+def render(
+    answer: Answer, output_format: str = "table", columns: Sequence[tuple[str, str]] = ()
+) -> str:
+    """An answer as text: a table for people, or csv, tsv, json, turtle, ntriples.
+
+    `columns` (a query's `@column` headings, `Sparql.columns`) head a table's or CSV's
+    columns; TSV and JSON keep the variables, as their W3C formats require."""
+    if columns and isinstance(answer, results.Solutions) and output_format in ("table", "csv"):
+        headings = dict(columns)
+        answer = results.Solutions(tuple(headings.get(v, v) for v in answer.variables), answer.rows)
     return results.render(answer, output_format)
 
 

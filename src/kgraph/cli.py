@@ -184,6 +184,54 @@ def cli(ctx: click.Context, debug: bool) -> None:
     "(a git repository, read at REV or HEAD, or a plain folder). Repeatable. The index is "
     "cached by commit in OUTPUT/.kgraph/.",
 )
+@click.option(
+    "--history-since",
+    metavar="YYYY-MM-DD",
+    help="Count a git --source's changes from this day on for coupling (default: all "
+    "history up to REV).",
+)
+@click.option(
+    "--no-renames",
+    is_flag=True,
+    help="Count a renamed file's changes under each name it had, as code-maat does; by "
+    "default they count under its name at REV.",
+)
+@click.option(
+    "--coupling-min-revs",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Keep a coupled pair when its files' mean revisions reach this (code-maat's -n).",
+)
+@click.option(
+    "--coupling-min-shared-revs",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="Keep a coupled pair when its files changed together this often (code-maat's -m).",
+)
+@click.option(
+    "--coupling-min-degree",
+    type=click.IntRange(min=0),
+    default=30,
+    show_default=True,
+    help="Keep a coupled pair of at least this degree, in percent (code-maat's -i).",
+)
+@click.option(
+    "--coupling-max-degree",
+    type=click.IntRange(min=0),
+    default=100,
+    show_default=True,
+    help="Keep a coupled pair of at most this degree, in percent (code-maat's -x).",
+)
+@click.option(
+    "--coupling-max-changeset-size",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Leave out changes of more files than this from coupling (code-maat's -s).",
+)
+@click.option("--no-coupling", is_flag=True, help="Read no history: no kg:Coupling between files.")
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option(
     "--report",
@@ -219,6 +267,14 @@ def build(
     topics: tuple[Path, ...],
     html_max_nodes: int,
     sources: tuple[str, ...],
+    history_since: str | None,
+    no_renames: bool,
+    coupling_min_revs: int,
+    coupling_min_shared_revs: int,
+    coupling_min_degree: int,
+    coupling_max_degree: int,
+    coupling_max_changeset_size: int,
+    no_coupling: bool,
     strict: bool,
     report: Path | None,
     jobs: int,
@@ -243,6 +299,17 @@ def build(
         topics=topics,
         html_max_nodes=html_max_nodes,
         sources=sources,
+        coupling=None
+        if no_coupling
+        else api.CouplingOptions(
+            min_revs=coupling_min_revs,
+            min_shared_revs=coupling_min_shared_revs,
+            min_degree=coupling_min_degree,
+            max_degree=coupling_max_degree,
+            max_changeset_size=coupling_max_changeset_size,
+            follow_renames=not no_renames,
+            since=history_since,
+        ),
         strict=strict,
         report=report,
         jobs=jobs,
@@ -499,7 +566,7 @@ def query_command(
                 "memory for this query only",
                 err=True,
             )
-    click.echo(api.render(answer, output_format), nl=False)
+    click.echo(api.render(answer, output_format, query.columns), nl=False)
 
 
 @cli.command("push")

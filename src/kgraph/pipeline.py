@@ -16,15 +16,20 @@ from pathlib import Path
 from kgraph.atomic import folder_locked, named_for
 from kgraph.cache import ExtractionCache
 from kgraph.corpus import DigestReader, read_corpus
+from kgraph.coupled import add_coupling
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
 from kgraph.graph import KnowledgeGraph
+from kgraph.history.changesets import ChangesetError
+from kgraph.history.coupling import CouplingOptions
+from kgraph.history.load import LoadedCoupling, load_coupling
 from kgraph.ingest import LINK, OUTPUT, Passed
 from kgraph.interrupt import checkpoint
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
 from kgraph.progress import Progress
 from kgraph.recognize import settle_bare_names
-from kgraph.source import LoadedSource, SourceIndex, SourceSpec, load_source
+from kgraph.source import LoadedSource, SourceError, SourceIndex, SourceSpec, load_source
+from kgraph.source.checkout import open_checkout
 from kgraph.vocab import DEFAULT_BASE
 
 
@@ -39,6 +44,7 @@ class BuildOptions:
     jobs: int = 1  # processes that read and extract digests, and write the outputs
     cache: bool = True  # reuse and keep per-digest extraction results in OUT/.kgraph/
     written: Sequence[Path] = ()  # files besides the outputs the build writes (--report)
+    coupling: CouplingOptions | None = field(default_factory=CouplingOptions)  # of git sources
 
 
 @dataclass(slots=True)
@@ -56,6 +62,7 @@ class BuildResult:
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
     copied: float = 0.0  # share of the output bytes copied from the last build's files
     passed: list[Passed] = field(default_factory=list)  # what the folder walks did not read
+    couplings: list[LoadedCoupling] = field(default_factory=list)  # per git source
 
     @property
     def entries_in_graph(self) -> int:
@@ -92,6 +99,7 @@ class BuildResult:
             + "".join(f"; {s.summary()}" for s in self.sources)
             + (f"; {not_read(self.passed)}" if self.passed else "")
             + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
+            + "".join(f"; {c.repo} {c.summary()}" for c in self.couplings)
         )
 
 
@@ -243,6 +251,9 @@ def _run(
         (*([out_dir] if out_dir is not None else []), *options.written),
     )
     problems = [problem for source in loaded for problem in source.problems()] + found
+    couplings = _couple(loaded, out_dir if options.cache else None, options.coupling)
+    for source, coupling in couplings:
+        add_coupling(graph, source.index, coupling.result)
     built = time.perf_counter()
     checkpoint()
     if out_dir is None:  # in memory (kgraph.build without a folder): nothing to write
@@ -307,4 +318,25 @@ def _run(
         stages,
         copied,
         passed,
+        [coupling for _, coupling in couplings],
     )
+
+
+def _couple(
+    loaded: Sequence[LoadedSource], cache_dir: Path | None, options: CouplingOptions | None
+) -> list[tuple[LoadedSource, LoadedCoupling]]:
+    """The coupling of every git source (a plain folder has no history)."""
+    if options is None:
+        return []
+    found = []
+    for source in loaded:
+        checkout = open_checkout(source.spec.path, source.spec.rev)
+        if checkout.git_dir is not None and checkout.commit:
+            try:
+                coupling = load_coupling(
+                    source.index.repo, checkout.git_dir, checkout.commit, cache_dir, options
+                )
+            except ChangesetError as error:
+                raise SourceError(f"{source.spec.path}: {error}") from error
+            found.append((source, coupling))
+    return found

@@ -14,6 +14,10 @@ Header grammar (lines starting with `#` before the first other line):
     # What the query answers, in prose (the first paragraph is its summary).
     # @param NAME TYPE  what the value means   (TYPE: string, integer or date)
     # @one-of NAME NAME ...                      (exactly one of these; others required)
+    # @column NAME HEADING                       (column NAME's heading in table and CSV)
+
+`@column` is for headings a SPARQL variable cannot spell (code-maat's `average-revs`);
+TSV and JSON keep the variable names, as their W3C formats require.
 
 For query authors: keep a parameter out of BIND (it stops pyoxigraph from starting at the
 matching node) and out of STR() (Virtuoso 7 garbles non-ASCII text there).
@@ -90,6 +94,7 @@ class NamedQuery:
     description: str
     params: tuple[Param, ...] = ()
     one_of: tuple[str, ...] = ()  # exactly one of these parameters must be given
+    columns: tuple[tuple[str, str], ...] = ()  # (variable, heading) for table and CSV
 
     @property
     def summary(self) -> str:
@@ -111,6 +116,7 @@ def parse(text: str, name: str, source: str) -> NamedQuery:
     description: list[str] = []
     params: list[Param] = []
     one_of: tuple[str, ...] = ()
+    columns: list[tuple[str, str]] = []
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
         if not stripped.startswith("#"):
@@ -129,6 +135,11 @@ def parse(text: str, name: str, source: str) -> NamedQuery:
             params.append(Param(fields[1], fields[2], fields[3] if len(fields) > 3 else ""))
         elif tag == "@one-of":
             one_of = tuple(body.split()[1:])
+        elif tag == "@column":
+            fields = body.split()
+            if len(fields) != 3:
+                raise QueryError(f"{source}:{number}: expected '@column NAME HEADING'")
+            columns.append((fields[1], fields[2]))
         elif tag:
             raise QueryError(f"{source}:{number}: unknown header tag {tag}")
         else:
@@ -150,7 +161,15 @@ def parse(text: str, name: str, source: str) -> NamedQuery:
                 f"{source}: the parameter row binds {' '.join(variables)} but the header "
                 f"declares {' '.join('?' + n for n in names) or 'no parameters'}"
             )
-    return NamedQuery(name, source, text, "\n".join(description).strip(), tuple(params), one_of)
+    return NamedQuery(
+        name,
+        source,
+        text,
+        "\n".join(description).strip(),
+        tuple(params),
+        one_of,
+        tuple(columns),
+    )
 
 
 def named_queries() -> dict[str, NamedQuery]:

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from kgraph.coupled import review_risks
 from kgraph.export import json_graph, layout, subgraph
 from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Text, Value
+from kgraph.history.coupling import WEAKENING
 
 DEFAULT_MAX_NODES = 5000  # bench/html.py: 5,000 nodes draw in ~2 s and answer a search in ~1 s
 
@@ -108,7 +110,13 @@ def page_data(
     and each of three passes over them 1.5 to 2.7 s.
     """
     out = graph.out_edges()
-    candidates = sorted(n.id for n in graph.nodes.values() if n.kind in DRAWN_KINDS)
+    candidates, couplings = [], []
+    for n in graph.nodes.values():  # one pass: a large graph has millions of nodes
+        if n.kind in DRAWN_KINDS:
+            candidates.append(n.id)
+        elif n.kind == "Coupling":
+            couplings.append(n)
+    candidates.sort()
     drawn_edges = [
         (e.source, e.target)
         for n in candidates
@@ -116,6 +124,11 @@ def page_data(
         if e.relation in DRAWN_RELATIONS
     ]
     near = subgraph.neighbours(candidates, drawn_edges)
+    coupled = _coupled_files(couplings, out)
+    if coupled:  # a file only the history knows, that no review or definition links: not drawn
+        alone = {f for pair in coupled.values() for f in pair[:2] if f in near and not near[f]}
+        candidates = [n for n in candidates if n not in alone]
+        near = {n: linked for n, linked in near.items() if n not in alone}
     if options.focus:
         selection = subgraph.around(graph, near, options.focus, options.depth, options.max_nodes)
     else:
@@ -125,7 +138,7 @@ def page_data(
     kept_edges = [(a, b) for a, b in drawn_edges if a in index and b in index]
     # The shared-code view gets its own layout: in the whole graph's, its few nodes are lost
     # among the room left for everything else. The whole graph's then starts from it.
-    shared_view = _shared_view(graph, kept, near)
+    shared_view = _shared_view(graph, kept, near, coupled)
     shared_positions = place(
         sorted(shared_view),
         [(a, b) for a, b in kept_edges if a in shared_view and b in shared_view],
@@ -143,6 +156,7 @@ def page_data(
     ]
     repository, entries_of, entries = _provenance(graph, out, index)
     shared_touched = _shared_code_per_pr(graph, out, prs)
+    risks = review_risks(graph) if coupled else {}
     nodes = []
     for node_id in kept:
         node = graph.nodes[node_id]
@@ -162,6 +176,11 @@ def page_data(
             record["e"] = found
         if node.kind == "PullRequest":
             record["sc"] = shared_touched.get(node_id, 0)
+            if found_risks := risks.get(node_id):
+                record["rk"] = [
+                    [_path(graph, r.partner), _path(graph, r.changed), r.degree]
+                    for r in found_risks
+                ]
         if node_id in shared_positions:
             record["v"] = list(shared_positions[node_id])
         nodes.append(record)
@@ -175,6 +194,11 @@ def page_data(
         "drawn": sorted(DRAWN_RELATIONS),
         "nodes": nodes,
         "edges": edges,
+        "coupling": sorted(
+            [index[a], index[b], degree, trend, trend is not None and trend <= WEAKENING]
+            for a, b, degree, trend in coupled.values()
+            if a in index and b in index
+        ),
         "entries": entries,
         "focus": list(options.focus),
     }
@@ -244,14 +268,45 @@ def _style_key(node: Node) -> str:
     return node.kind
 
 
-def _shared_view(graph: KnowledgeGraph, kept: list[str], near: Mapping[str, set[str]]) -> set[str]:
-    """Shared code and the PRs that touch it: the page's first view."""
+def _shared_view(
+    graph: KnowledgeGraph,
+    kept: list[str],
+    near: Mapping[str, set[str]],
+    coupled: Mapping[str, tuple[str, str, int, int | None]] | None = None,
+) -> set[str]:
+    """Shared code and the PRs that touch it: the page's first view; with the files the
+    history changes together with shared code, when they are drawn."""
     kept_set = set(kept)
     code = {n for n in kept if subgraph.is_shared_code(graph.nodes[n])}
     prs = {
         p for c in code for p in near[c] if p in kept_set and graph.nodes[p].kind == "PullRequest"
     }
-    return code | prs
+    partners = set()
+    for a, b, _, _ in (coupled or {}).values():
+        if a in code and b in kept_set:
+            partners.add(b)
+        if b in code and a in kept_set:
+            partners.add(a)
+    return code | prs | partners
+
+
+def _path(graph: KnowledgeGraph, file: str) -> str:
+    node = graph.nodes.get(file)
+    path = node.get("path") if node else None
+    return path if isinstance(path, str) else file
+
+
+def _coupled_files(
+    couplings: Sequence[Node], out: Mapping[str, Sequence[Edge]]
+) -> dict[str, tuple[str, str, int, int | None]]:
+    """Each kg:Coupling's two files, degree and trend (None: no trend)."""
+    found = {}
+    for node in couplings:
+        files = [e.target for e in out.get(node.id, ()) if e.relation == "couplesFile"]
+        degree, trend = node.get("degree"), node.get("trend")
+        if len(files) == 2 and isinstance(degree, int):
+            found[node.id] = (files[0], files[1], degree, trend if isinstance(trend, int) else None)
+    return found
 
 
 def _shared_code_per_pr(

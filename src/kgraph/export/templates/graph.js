@@ -104,6 +104,19 @@
   const visEdges = new vis.DataSet(
     drawnEdges.map(([s, rel, t], j) => ({ id: j, from: s, to: t, title: words(rel), color: EDGE.n })),
   );
+  // Change coupling between drawn files: wider the more they change together; dotted when
+  // the pair changes together less in the last 90 days than before.
+  const COUPLED = { color: "#0d9488", opacity: 0.75 };
+  const coupledWith = N.map(() => []); // [other, degree, trend, weakening]
+  (data.coupling || []).forEach(([a, b, degree, trend, weakening], j) => {
+    coupledWith[a].push([b, degree, trend, weakening]);
+    coupledWith[b].push([a, degree, trend, weakening]);
+    const change = trend === null ? "" : "; " + (trend > 0 ? "+" : "") + trend + " points in the last 90 days";
+    visEdges.add({
+      id: "coupling-" + j, from: a, to: b, color: COUPLED, width: 1 + degree / 25,
+      dashes: weakening ? [3, 5] : false, title: "Change together: " + degree + " %" + change + (weakening ? " (weakening)" : ""),
+    });
+  });
   const network = new vis.Network($("graph"), { nodes: visNodes, edges: visEdges }, {
     autoResize: true,
     physics: false,
@@ -459,6 +472,22 @@
         line.append(safeLink(url, "Open the source"));
         box.append(line);
       }
+    }
+    if (n.rk && n.rk.length) {
+      // Files that usually change with what this PR changed, which it left untouched and
+      // its review does not name: what a reviewer may be missing.
+      section(box, "Risks (" + n.rk.length + ")", n.rk.map(([partner, file, degree]) => {
+        const li = el("li", partner, "code");
+        li.append(el("span", degree + " % with " + file, "sub"));
+        return li;
+      }));
+    }
+    if (coupledWith[i].length) {
+      const partners = [...coupledWith[i]].sort((p, q) => q[1] - p[1] || byName(p[0], q[0]));
+      section(box, "Changes together with (" + partners.length + ")", partners.map(([o, degree, trend, weakening]) => {
+        const change = trend === null ? "" : ", " + (trend > 0 ? "+" : "") + trend + " lately";
+        return nodeLink(o, degree + " %" + change + (weakening ? " (weakening)" : ""));
+      }));
     }
     // Relations, grouped under the headings the page data gives.
     const groups = new Map();
