@@ -83,11 +83,13 @@ class KnowledgeGraph:
     _settled: bool = field(default=True, init=False, repr=False)  # no repeat, groups sorted
 
     def add(self, node: Node) -> str:
-        """Add a node, merging attributes with an existing node of the same id."""
+        """Add a node, merging attributes with an existing node of the same id.
+
+        The merge does not depend on the order nodes come in (`merged`): a build that
+        links only what changed (`kgraph.delta`) meets them in another order."""
         old = self.nodes.get(node.id)
         if old is not None and old != node:
-            attrs = tuple(sorted(set(old.attrs) | set(node.attrs), key=_attr_key))
-            node = Node(node.id, old.kind, old.label, attrs)
+            node = merged(old, node)
         self.nodes[node.id] = node
         return node.id
 
@@ -172,8 +174,20 @@ class KnowledgeGraph:
 _new_tuple = tuple.__new__
 
 
-def _attr_key(item: tuple[str, Value]) -> tuple[str, str, str]:
-    return item[0], type(item[1]).__name__, str(item[1])
+def merged(a: Node, b: Node) -> Node:
+    """Two different nodes of one id as one: the smaller kind and label, and every
+    attribute of both, sorted. Commutative and associative, so that a node made from many
+    parts is the same whatever order they come in: the only part when all are equal, else
+    the smallest label and the sorted union of every part's attributes."""
+    attrs = tuple(sorted(set(a.attrs) | set(b.attrs), key=_attr_key))
+    return Node(a.id, min(a.kind, b.kind), min(a.label, b.label), attrs)
+
+
+def _attr_key(item: tuple[str, Value]) -> tuple[str, str, str, str]:
+    """A total order: two texts of one string in two languages differ by the language (a
+    tie would leave them in the order of a set, which changes from run to run)."""
+    value = item[1]
+    return item[0], type(value).__name__, str(value), value.lang if isinstance(value, Text) else ""
 
 
 def _grouped(attrs: Iterable[tuple[str, Value]]) -> dict[str, list[Value]]:
