@@ -120,6 +120,25 @@ def test_incremental_removed_digest_removes_its_facts_and_cache(corpus, tmp_path
     assert all(len(item["sha256"]) == 64 for item in manifest["inputs"])
 
 
+def test_incremental_same_digests_in_a_new_folder_hit_the_cache(corpus, tmp_path) -> None:
+    """A pipeline that checks the digests out into a new folder on every run: the cache is
+    keyed by what the files hold, so only the new digest is extracted, nothing counts as
+    removed, and the graph is a clean build's of the new folder."""
+    out = tmp_path / "out"
+    assert build([str(_copy(corpus, tmp_path))], out)[0] == 0
+    moved = tmp_path / "checkout-2" / "digests"
+    shutil.copytree(corpus, moved)
+    shutil.copy(SEEDS / SEED_DIGEST, moved / SEED_DIGEST)
+    code, stdout, _ = build([str(moved)], out)
+    assert code == 0 and _counts(stdout) == (1, len(list(corpus.rglob("*.txt"))), 0)
+    _same_as_clean(moved, out, tmp_path)
+    renamed = moved / "daily" / "renamed.txt"  # one more name for the same bytes: a new input
+    shutil.copy(sorted(moved.rglob("*.txt"))[0], renamed)
+    code, stdout, _ = build([str(moved)], out)
+    assert code == 0 and _counts(stdout)[0] == 0
+    _same_as_clean(moved, out, tmp_path)
+
+
 def test_incremental_new_kgraph_code_extracts_everything_again(
     corpus, tmp_path, monkeypatch
 ) -> None:

@@ -2,11 +2,14 @@
 
 Reading and extracting is most of a build's work, and a daily pipeline adds a few digests
 to thousands. `OUT/.kgraph/extract/` holds one JSON file per digest, named by a hash of
-everything its extraction depends on: the file's bytes and name, `--format`, the pattern
-catalog and topic table, and kgraph's own code. A changed digest or a new kgraph version
-gets a new name, so a stale result is never read, and each file carries a hash of its
-contents, so a damaged one is never trusted; `prune` removes the files of digests
-that are gone, and `manifest.json` lists the inputs of the last build with their hashes.
+everything its extraction depends on: the file's bytes, the suffix of its name (which may
+decide its format), `--format`, the pattern catalog and topic table, and kgraph's own
+code. Not the file's folder or name: a pipeline that checks the same digests out into a
+new folder every run finds every one of them here, and each is read back under the name
+it has now. A changed digest or a new kgraph version gets a new name, so a stale result
+is never read, and each file carries a hash of its contents, so a damaged one is never
+trusted; `finish` removes the files no input uses any more, and `manifest.json` lists
+the inputs of the last build with their hashes.
 
 JSON, not pickle: the output folder may be shared, and loading it must not run code. A
 file that cannot be read back is a miss, never an error.
@@ -20,7 +23,7 @@ import os
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import kgraph
 from kgraph.atomic import read_sealed, write_atomic, write_sealed
@@ -76,8 +79,11 @@ def code_fingerprint() -> str:
 
 
 def cache_key(data: bytes, source: str, forced: str | None, knowledge_fingerprint: str) -> str:
+    """The key of a digest's extraction: its bytes and what reading them depends on. Of its
+    name, only the suffix counts: format detection reads it (`.md`, `.jsonl`)."""
+    suffix = PurePath(source).suffix.lower() if source != "-" else "-"
     digest = hashlib.sha256()
-    for part in (code_fingerprint(), knowledge_fingerprint, forced or "", source):
+    for part in (code_fingerprint(), knowledge_fingerprint, forced or "", suffix):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     digest.update(data)
     return digest.hexdigest()
@@ -90,11 +96,12 @@ class ExtractionCache:
         self.out_dir = out_dir
         self.folder = out_dir / FOLDER
 
-    def load(self, key: str) -> ExtractedDigest | None:
+    def load(self, key: str, source: str) -> ExtractedDigest | None:
+        """The extraction stored under `key`, as read from a file named `source`."""
         if (data := read_sealed(self.folder / f"{key}.json")) is None:
             return None  # absent, or changed since it was written: extract again
         try:
-            return _decode(json.loads(data.decode("utf-8", "surrogatepass")))
+            return _decode(json.loads(data.decode("utf-8", "surrogatepass")), source)
         except (ValueError, KeyError, TypeError, IndexError, RecursionError):
             return None  # written by a kgraph that wrote it otherwise
 
@@ -105,9 +112,10 @@ class ExtractionCache:
 
     def finish(self, inputs: list[tuple[str, str, str]]) -> int:
         """Write the manifest of (source, sha256, key) and drop results no input uses;
-        returns how many inputs of the previous build are gone."""
+        returns how many inputs of the previous build are gone: a digest of the same name
+        and bytes in another folder is the same input."""
         keep = {f"{key}.json" for _, _, key in inputs}
-        removed = len(self.previous_sources() - {source for source, _, _ in inputs})
+        removed = len(self.previous_inputs() - {_identity(s, sha) for s, sha, _ in inputs})
         try:
             for name in os.listdir(self.folder):
                 if name.endswith(".json") and name not in keep:
@@ -120,15 +128,23 @@ class ExtractionCache:
             pass
         return removed
 
-    def previous_sources(self) -> set[str]:
+    def previous_inputs(self) -> set[tuple[str, str]]:
+        """The (file name, sha256) of each input of the last build."""
         try:
             document = json.loads((self.folder.parent / MANIFEST).read_bytes())
-            return {str(item["source"]) for item in document["inputs"]}
+            inputs = document["inputs"]
+            return {_identity(str(i["source"]), str(i["sha256"])) for i in inputs}
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return set()
 
 
+def _identity(source: str, sha256: str) -> tuple[str, str]:
+    return PurePath(source).name, sha256
+
+
 def _encode(value: ExtractedDigest) -> str:
+    """Everything but the file's name, which every entry, problem and the digest carry:
+    `_decode` gives them the name of the file read now."""
     r = value.result
     document = {
         "digest": None if r.digest is None else _digest_row(r.digest),
@@ -147,12 +163,12 @@ _KINDS = {kind.value: kind for kind in Kind}
 _FIELDS = {field.value: field for field in Field}
 
 
-def _decode(document: dict[str, object]) -> ExtractedDigest:
+def _decode(document: dict[str, object], source: str) -> ExtractedDigest:
     d = document["digest"]
     result = ReadResult(
-        None if d is None else Digest(*d),  # type: ignore[misc]
-        tuple(Entry(*row) for row in document["entries"]),  # type: ignore[attr-defined]
-        tuple(_problem(row) for row in document["problems"]),  # type: ignore[attr-defined]
+        None if d is None else Digest(source, *d),  # type: ignore[misc]
+        tuple(Entry(source, *row) for row in document["entries"]),  # type: ignore[attr-defined]
+        tuple(_problem(source, row) for row in document["problems"]),  # type: ignore[attr-defined]
     )
     mentions = tuple(
         tuple(
@@ -170,22 +186,22 @@ def _decode(document: dict[str, object]) -> ExtractedDigest:
             text = entry.title if m.field is Field.TITLE else entry.text
             if text[m.start : m.end] != m.surface:
                 raise ValueError(f"mention {m.surface!r} does not match its entry")
-    extraction = tuple(_problem(row) for row in document["extraction"])  # type: ignore[attr-defined]
+    extraction = tuple(_problem(source, row) for row in document["extraction"])  # type: ignore[attr-defined]
     return ExtractedDigest(result, mentions, extraction, str(document["sha256"]), cached=True)
 
 
 def _digest_row(d: Digest) -> list[object]:
-    return [d.source, d.format, d.date, d.repo, d.sha256]
+    return [d.format, d.date, d.repo, d.sha256]
 
 
 def _entry_row(e: Entry) -> list[object]:
-    return [e.source, e.line, e.title, e.text, e.repo, e.date, e.url, e.number]
+    return [e.line, e.title, e.text, e.repo, e.date, e.url, e.number]
 
 
 def _problem_row(p: Problem) -> list[object]:
-    return [p.source, p.line, p.message, p.severity.value, p.skipped_entries]
+    return [p.line, p.message, p.severity.value, p.skipped_entries]
 
 
-def _problem(row: list[object]) -> Problem:
-    source, line, message, severity, skipped = row
-    return Problem(str(source), int(line), str(message), Severity(str(severity)), int(skipped))  # type: ignore[call-overload]
+def _problem(source: str, row: list[object]) -> Problem:
+    line, message, severity, skipped = row
+    return Problem(source, int(line), str(message), Severity(str(severity)), int(skipped))  # type: ignore[call-overload]

@@ -51,7 +51,7 @@ class DigestReader:
 
     def read_bytes(self, data: bytes, source: str) -> tuple[ExtractedDigest, str]:
         key = cache_key(data, source, self.forced, self.knowledge.fingerprint)
-        if self.cache is not None and (hit := self.cache.load(key)) is not None:
+        if self.cache is not None and (hit := self.cache.load(key, source)) is not None:
             return hit, key
         result = read_digest(data, source, self.forced)
         checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
