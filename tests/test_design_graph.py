@@ -25,26 +25,56 @@ def store(seeds_out: Path) -> ox.Store:
     return store
 
 
+@pytest.fixture(scope="module")
+def full_store(tmp_path_factory: pytest.TempPathFactory) -> ox.Store:
+    """The seeds built with `--provenance full`: a Mention for every span that names something."""
+    out = tmp_path_factory.mktemp("seeds-full")
+    code, _, stderr = build([str(SEEDS)], out, "--provenance", "full")
+    assert code == 0, stderr
+    store = ox.Store()
+    store.bulk_load(path=str(out / "graph.ttl"), format=ox.RdfFormat.TURTLE)
+    return store
+
+
 def rows(store: ox.Store, query: str) -> list[tuple[str, ...]]:
     return [tuple(term.value for term in row) for row in store.query(PREFIXES + query)]
 
 
-def test_design_every_mention_surface_is_its_span_of_the_entry(store: ox.Store) -> None:
+@pytest.mark.parametrize(("provenance", "at_least"), [("evidence", 40), ("full", 150)])
+def test_design_every_mention_surface_is_its_span_of_the_entry(
+    request, provenance: str, at_least: int
+) -> None:
+    store = request.getfixturevalue("store" if provenance == "evidence" else "full_store")
     mentions = rows(
         store,
         """SELECT ?surface ?start ?end ?field ?text ?title WHERE {
              ?m a kg:Mention ; kg:surface ?surface ; kg:start ?start ; kg:end ?end ;
                 kg:field ?field ; kg:inEntry ?e . ?e kg:text ?text ; dcterms:title ?title }""",
     )
-    assert len(mentions) > 150
+    assert len(mentions) > at_least
     for surface, start, end, field, text, title in mentions:
         source = text if field == "text" else title
         assert source[int(start) : int(end)] == surface
 
 
-def test_design_where_a_symbol_was_discussed_is_one_query(store: ox.Store) -> None:
+def test_design_evidence_mentions_are_of_design_knowledge_only(store, full_store) -> None:
+    """The default graph keeps the Mention of each decision, pattern, topic and person
+    clause, the same as a full one, and none of a file, symbol or issue."""
+    query = """SELECT ?m ?class WHERE { ?m a kg:Mention ; kg:denotes/a ?class }"""
+    evidence, full = set(rows(store, query)), set(rows(full_store, query))
+    design = {
+        "https://w3id.org/kgraph/ns#" + c
+        for c in ("DesignDecision", "DesignPattern", "Topic", "Person")
+    }
+    kept = {(m, c) for m, c in full if c in design}
+    assert {(m, c) for m, c in evidence if c in design} == kept
+    assert {m for m, _ in evidence} == {m for m, _ in kept}  # every one denotes design
+    assert {c for _, c in kept} == design and len({m for m, _ in full}) > len(kept) + 50
+
+
+def test_design_where_a_symbol_was_discussed_is_one_query(full_store: ox.Store) -> None:
     (found,) = rows(
-        store,
+        full_store,
         """SELECT ?digest ?line ?start ?surface WHERE {
              ?m kg:denotes/kg:name "_sliding_window_lookup" ; kg:surface ?surface ;
                 kg:start ?start ; kg:inEntry ?e .

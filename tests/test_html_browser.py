@@ -290,17 +290,14 @@ def test_html_browser_opens_on_shared_code_and_symbols_list_every_pr(
     titles = {n["id"]: n["title"] for n in graph["nodes"] if n["kind"] == "PullRequest"}
     assert "Mentioned by PRs (2)" in details
     assert all(titles[pr] in details for pr in prs)
-    # Under each PR, the digest lines where the symbol was named.
+    # Under each PR, the digest lines whose text names the symbol.
     nodes = {n["id"]: n for n in graph["nodes"]}
-    mentions = {
-        e["source"]
-        for e in graph["edges"]
-        if e["relation"] == "denotes" and e["target"].endswith("/_sliding_window_lookup")
-    }
     lines = {
         nodes[e["target"]]["label"]
         for e in graph["edges"]
-        if e["relation"] == "inEntry" and e["source"] in mentions
+        if e["relation"] == "describedBy"
+        and e["source"] in prs
+        and "_sliding_window_lookup" in nodes[e["target"]]["text"]
     }
     assert len(lines) >= 2
     items = opened.page.locator("#details li").all_text_contents()

@@ -160,7 +160,7 @@ EXPECTED: list[tuple[str, dict[str, str], list[tuple[str | None, ...]]]] = [
         {},
         [
             ("ambiguous", "file", "scheduler.py", "2", "scheduler.py", C, "tags.txt", "3"),
-            ("missing", "symbol", "_is_current", "0", "_is_current()", A, "day1.txt", "2"),
+            ("missing", "symbol", "_is_current", "0", "_is_current", A, "day1.txt", "2"),
             ("missing", "symbol", "on_store_miss", "0", "on_store_miss", D, "day2.txt", "8"),
         ],
     ),

@@ -46,7 +46,7 @@ from kgraph.ingest import FORMATS
 from kgraph.interrupt import Interrupted
 from kgraph.iri import is_absolute_iri
 from kgraph.jsonfile import JsonFileError
-from kgraph.link import DEFAULT_SHARE_LIMIT, LinkOptions
+from kgraph.link import DEFAULT_SHARE_LIMIT, LinkOptions, Provenance
 from kgraph.model import Problem
 from kgraph.pipeline import BuildOptions, BuildResult, run
 from kgraph.progress import Progress
@@ -65,10 +65,12 @@ __all__ = [
     "DEFAULT_CHUNK",
     "DEFAULT_GRAPH",
     "DEFAULT_MAX_NODES",
+    "DEFAULT_PROVENANCE",
     "DEFAULT_SHARE_LIMIT",
     "DEFAULT_TIMEOUT",
     "INPUT_FORMATS",
     "OUTPUTS",
+    "PROVENANCES",
     "PUSH_PROTOCOLS",
     "RESULT_FORMATS",
     "Build",
@@ -89,6 +91,8 @@ __all__ = [
 # The choices and defaults of the options, for the CLI's --help and for callers.
 INPUT_FORMATS: tuple[str, ...] = tuple(f.name for f in FORMATS)
 OUTPUTS: tuple[str, ...] = tuple(e.name for e in EXPORTERS)  # what `only` may name
+PROVENANCES: tuple[str, ...] = tuple(p.value for p in Provenance)  # which Mentions are kept
+DEFAULT_PROVENANCE = Provenance.EVIDENCE.value
 RESULT_FORMATS: tuple[str, ...] = results.FORMATS
 PUSH_PROTOCOLS: tuple[str, ...] = pushing.PROTOCOLS
 DEFAULT_GRAPH = pushing.DEFAULT_GRAPH
@@ -291,6 +295,7 @@ def build(
     base: str = DEFAULT_BASE,
     only: Sequence[str] = (),
     share_limit: int = DEFAULT_SHARE_LIMIT,
+    provenance: str = DEFAULT_PROVENANCE,
     catalogs: Sequence[str | os.PathLike[str]] = (),
     topics: Sequence[str | os.PathLike[str]] = (),
     html_max_nodes: int = DEFAULT_MAX_NODES,
@@ -324,6 +329,8 @@ def build(
         raise UsageError("must be an absolute IRI", option="--base")
     if input_format is not None and input_format not in INPUT_FORMATS:
         raise UsageError(f"{input_format!r}: one of {', '.join(INPUT_FORMATS)}", option="--format")
+    if provenance not in PROVENANCES:
+        raise UsageError(f"{provenance!r}: one of {', '.join(PROVENANCES)}", option="--provenance")
     if unknown := [name for name in only if name not in OUTPUTS]:
         raise UsageError(f"{unknown[0]!r}: one of {', '.join(OUTPUTS)}", option="--only")
     if report_path is not None and folder is not None and _inside_outputs(report_path, folder):
@@ -340,7 +347,9 @@ def build(
     options = BuildOptions(
         base=base,
         input_format=input_format,
-        link=LinkOptions(share_limit=share_limit, knowledge=knowledge),
+        link=LinkOptions(
+            share_limit=share_limit, knowledge=knowledge, provenance=Provenance(provenance)
+        ),
         exporters=[exporter_named(n) for n in only] if only else list(EXPORTERS),
         export_options={"html_max_nodes": html_max_nodes},
         sources=specs,

@@ -155,6 +155,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Code touched by more PRs than this is a hub: no sharesCodeWith pairs.",
 )
 @click.option(
+    "--provenance",
+    type=click.Choice(api.PROVENANCES),
+    default=api.DEFAULT_PROVENANCE,
+    show_default=True,
+    help="evidence: a kg:Mention node for each clause that shows a decision, pattern, topic "
+    "or person; full: also for each file, symbol and issue an entry names (a larger graph).",
+)
+@click.option(
     "--catalog",
     "catalogs",
     multiple=True,
@@ -263,6 +271,7 @@ def build(
     base: str,
     only: tuple[str, ...],
     share_limit: int,
+    provenance: str,
     catalogs: tuple[Path, ...],
     topics: tuple[Path, ...],
     html_max_nodes: int,
@@ -295,6 +304,7 @@ def build(
         base=base,
         only=only,
         share_limit=share_limit,
+        provenance=provenance,
         catalogs=catalogs,
         topics=topics,
         html_max_nodes=html_max_nodes,

@@ -14,6 +14,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import PurePath
 
@@ -55,11 +56,32 @@ RELATIONS: dict[Kind, str] = {
 }
 
 
+class Provenance(StrEnum):
+    """Which mentions become `kg:Mention` nodes, the provenance of one span of one entry.
+
+    `evidence` keeps those that are the evidence of a fact no other node shows: the clause
+    that makes a decision, applies a pattern, gives a topic or names a person. A file, a
+    symbol or an issue is named in the entry's own text, where queries and the page find
+    it (`queries/who-touches.rq`), so their mentions, 60% of a large graph's triples, are
+    kept only with `full`.
+    """
+
+    EVIDENCE = "evidence"
+    FULL = "full"
+
+
+PROVENANCE_KINDS: Mapping[Provenance, frozenset[Kind]] = {
+    Provenance.EVIDENCE: frozenset(design.RELATIONS),
+    Provenance.FULL: frozenset(RELATIONS),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class LinkOptions:
     packages: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_PACKAGES))
     share_limit: int = DEFAULT_SHARE_LIMIT
     knowledge: Knowledge = field(default_factory=builtin_knowledge)  # catalog and topic table
+    provenance: Provenance = Provenance.EVIDENCE  # which mentions get a kg:Mention node
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +389,7 @@ def link(
             options.knowledge,
             resolvers.get(pr.repo or ""),
             entities,
+            PROVENANCE_KINDS[options.provenance],
         )
     _derive_shared_code(graph, options.share_limit)
     return graph
@@ -380,8 +403,10 @@ def _add_pull_request(
     knowledge: Knowledge,
     resolver: Resolver | None = None,
     entities: dict[tuple[str | None, Kind, str, str], str | None] | None = None,
+    kept: frozenset[Kind] = PROVENANCE_KINDS[Provenance.FULL],
 ) -> None:
-    """The PR's node, its entries, and for each mention a node and the entity it denotes.
+    """The PR's node, its entries, and for each mention the entity it denotes, and a
+    Mention node when its kind is `kept` (`Provenance`).
 
     `entities` remembers the entity of each (repository, kind, key, detail) met so far: a
     corpus names the same symbol or file in many PRs, and without a checkout the entity
@@ -449,6 +474,8 @@ def _add_pull_request(
                 and (defined_in := denoted(home_mention(m.detail[3:])))
             ):
                 graph.link(target, "definedIn", defined_in)
+            if m.kind not in kept:
+                continue
             field = m.field.value
             mention_id = f"{mention_prefix}/{field}-{m.start}-{m.end}{design.mention_suffix(m)}"
             span = (("surface", m.surface), _pair("start", m.start), _pair("end", m.end))

@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -207,11 +208,16 @@ def page_data(
 def _provenance(
     graph: KnowledgeGraph, out: Mapping[str, Sequence[Edge]], index: Mapping[str, int]
 ) -> tuple[dict[str, str], dict[str, list[int]], list[dict[str, object]]]:
-    """Each drawn node's repository, and the digest entries that describe or mention it.
+    """Each drawn node's repository, and the digest entries that describe or name it.
 
     Returns the repository label per node id, entry indices per node id, and the entry
     records (digest file, line, date, title, summary and the index of the PR they describe).
     Where a node has two edges of one relation, the last in sorted order counts.
+
+    The entries naming a file, a symbol or an issue are those of its PRs whose title or
+    text holds its name (`_named`): a graph built with `--provenance evidence` has no
+    Mention node for them, and the page reads the same from either. Decisions, patterns,
+    topics and people are named where their Mention nodes say.
     """
     repository: dict[str, str] = {}
     described: dict[str, set[str]] = defaultdict(set)  # PR -> its entries
@@ -222,14 +228,30 @@ def _provenance(
             elif e.relation == "describedBy":
                 described[node_id].add(e.target)
     mentioned: dict[str, set[str]] = defaultdict(set)  # code, issue… -> entries naming it
-    for edges in out.values():  # a mention's edges: what it denotes, and where it is
+    names: dict[str, str | None] = {}  # per drawn code node: the name its entries hold
+    for edges in out.values():
         target = entry = None
+        entries: list[str] | None = None  # a PR's, once it names drawn code
         for e in edges:
-            if e.relation == "denotes":
+            if e.relation == "denotes":  # a mention's edges: what it denotes, and where it is
                 target = e.target
             elif e.relation == "inEntry":
                 entry = e.target
-        if entry is not None and target is not None and target in index:
+            elif e.relation in _NAMED_RELATIONS and e.target in index:
+                if (name := names.get(e.target, _UNNAMED)) is _UNNAMED:
+                    name = names[e.target] = _named(graph.nodes[e.target])
+                if name is not None:
+                    if entries is None:
+                        entries = [d.target for d in edges if d.relation == "describedBy"]
+                    mentioned[e.target].update(
+                        found for found in entries if _holds(graph.nodes.get(found), name)
+                    )
+        if (
+            entry is not None
+            and target is not None
+            and target in index
+            and graph.nodes[target].kind not in _NAMED_KINDS
+        ):
             mentioned[target].add(entry)
     pr_of = {entry: index[pr] for pr, found in described.items() for entry in found}
     ordered = sorted(set(pr_of) | {e for found in mentioned.values() for e in found})
@@ -240,6 +262,36 @@ def _provenance(
     }
     records = [_entry_record(graph, e, _last(out, e, "partOf"), pr_of.get(e)) for e in ordered]
     return repository, entries_of, records
+
+
+_NAMED_RELATIONS = frozenset({"touchesFile", "mentionsSymbol", "references"})
+_NAMED_KINDS = frozenset({"SourceFile", "CodeSymbol", "Issue"})
+_UNNAMED = "\0"
+
+
+def _named(node: Node) -> str | None:
+    """What an entry's text holds where it names this code: a file's last segment, a
+    symbol's name, an issue's number."""
+    if node.kind == "SourceFile" and isinstance(path := node.get("path"), str):
+        return path.rsplit("/", 1)[-1]
+    if node.kind == "CodeSymbol" and isinstance(name := node.get("name"), str):
+        return name
+    if node.kind == "Issue" and isinstance(number := node.get("number"), int):
+        return str(number)
+    return None
+
+
+def _holds(entry: Node | None, name: str) -> bool:
+    """Does the entry's title or text hold `name` (as written, or once NFKC-normalised:
+    `#７` is issue 7)?"""
+    if entry is None:
+        return False
+    for said in (entry.get("text"), entry.get("title")):
+        if isinstance(said, str) and (
+            name in said or (not said.isascii() and name in unicodedata.normalize("NFKC", said))
+        ):
+            return True
+    return False
 
 
 def _last(out: Mapping[str, Sequence[Edge]], source: str, relation: str) -> str | None:
