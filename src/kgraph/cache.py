@@ -42,6 +42,7 @@ class ExtractedDigest:
     problems: tuple[Problem, ...] = ()  # extraction's own (an entry cut to the readable part)
     sha256: str = ""  # of the input's bytes
     cached: bool = False  # read back from an earlier build
+    known: bool = False  # the last build's link state has it: neither read nor extracted
 
 
 # The code a digest's extraction depends on: the readers, the extractors, and what they
@@ -78,14 +79,13 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def cache_key(data: bytes, source: str, forced: str | None, knowledge_fingerprint: str) -> str:
-    """The key of a digest's extraction: its bytes and what reading them depends on. Of its
-    name, only the suffix counts: format detection reads it (`.md`, `.jsonl`)."""
+def cache_key(sha256: str, source: str, forced: str | None, knowledge_fingerprint: str) -> str:
+    """The key of a digest's extraction: its bytes' hash and what reading them depends on.
+    Of its name, only the suffix counts: format detection reads it (`.md`, `.jsonl`)."""
     suffix = PurePath(source).suffix.lower() if source != "-" else "-"
     digest = hashlib.sha256()
-    for part in (code_fingerprint(), knowledge_fingerprint, forced or "", suffix):
+    for part in (code_fingerprint(), knowledge_fingerprint, forced or "", suffix, sha256):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-    digest.update(data)
     return digest.hexdigest()
 
 

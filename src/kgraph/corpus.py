@@ -9,6 +9,7 @@ the graph does not depend on it.
 
 from __future__ import annotations
 
+import hashlib
 import multiprocessing
 import os
 import sys
@@ -17,7 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import BinaryIO
 
 from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
@@ -37,6 +38,9 @@ class DigestReader:
     forced: str | None
     knowledge: Knowledge
     cache: ExtractionCache | None = None
+    # (file name, sha256) of the digests the last build's link state holds: they are
+    # neither read back nor extracted, unless the linker asks (`kgraph.delta`).
+    known: frozenset[tuple[str, str]] = frozenset()
 
     def read_path(self, path: str) -> tuple[ExtractedDigest, str]:
         """The digest's extraction and its cache key ("" for a file that cannot be read)."""
@@ -50,7 +54,10 @@ class DigestReader:
         return self.read_bytes(data, display_name(path))
 
     def read_bytes(self, data: bytes, source: str) -> tuple[ExtractedDigest, str]:
-        key = cache_key(data, source, self.forced, self.knowledge.fingerprint)
+        sha = hashlib.sha256(data).hexdigest()
+        key = cache_key(sha, source, self.forced, self.knowledge.fingerprint)
+        if (PurePath(source).name, sha) in self.known:
+            return ExtractedDigest(ReadResult(None), sha256=sha, cached=True, known=True), key
         if self.cache is not None and (hit := self.cache.load(key, source)) is not None:
             return hit, key
         result = read_digest(data, source, self.forced)
@@ -68,10 +75,16 @@ class DigestReader:
 
 @dataclass(slots=True)
 class Corpus:
-    extracted: list[ExtractedDigest]  # in input order
+    extracted: list[tuple[ExtractedDigest, str, str]]  # (value, cache key, path), in input order
     problems: list[Problem]  # of expanding the inputs
-    removed: int = 0  # digests of the previous build into the same folder that are gone
+    manifest: list[tuple[str, str, str]]  # (source, sha256, cache key) of every digest read
     passed: list[Passed] = field(default_factory=list)  # what the walks did not read
+
+    def finish(self, cache: ExtractionCache | None) -> int:
+        """Note the inputs in the cache's manifest and drop the results no input uses (once
+        the linker needs none of the last build's); returns how many of the last build's
+        inputs are gone."""
+        return cache.finish(self.manifest) if cache is not None else 0
 
 
 def read_corpus(
@@ -81,25 +94,24 @@ def read_corpus(
     progress: Progress | None = None,
     written: Sequence[Path] = (),
 ) -> Corpus:
-    """Every input's extraction; updates the cache's manifest and drops cached results
-    that no input uses any more. No folder walk reads the files and folders `written`."""
+    """Every input's extraction, and the manifest `Corpus.finish` writes. No folder walk
+    reads the files and folders `written`."""
     progress = progress or Progress()
     expanded = expand_inputs(inputs, written)
     paths = expanded.paths
     problems = [replace(p, source=display_name(p.source)) for p in expanded.problems]
     progress.stage("reading and extracting", len(paths), "digests")
-    extracted: list[ExtractedDigest] = []
+    extracted: list[tuple[ExtractedDigest, str, str]] = []
     manifest: list[tuple[str, str, str]] = []
     # Closed on the way out whatever happens here, so that its workers stop with the build.
     with closing(_read_all(paths, reader, jobs, problems)) as reading:
-        for value, key in reading:
-            extracted.append(value)
-            if key and value.result.digest is not None:
-                manifest.append((value.result.digest.source, value.sha256, key))
+        for path, (value, key) in zip(paths, reading, strict=True):
+            extracted.append((value, key, path))
+            if key and (value.known or value.result.digest is not None):
+                manifest.append((display_name(path), value.sha256, key))
             progress.advance()
-    removed = reader.cache.finish(manifest) if reader.cache is not None else 0
     passed = [replace(p, path=display_name(p.path)) for p in expanded.passed]
-    return Corpus(extracted, problems, removed, passed)
+    return Corpus(extracted, problems, manifest, passed)
 
 
 def _read_all(

@@ -8,11 +8,12 @@ that exporters turn into IRIs under a configurable base.
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from urllib.parse import quote
 
 if TYPE_CHECKING:
@@ -66,6 +67,26 @@ class Edge(NamedTuple):
     source: str
     relation: str  # a kg: property local name
     target: str
+
+
+class GraphView(Protocol):
+    """What the exporters read of a graph: a `KnowledgeGraph`, or a build's graph read a
+    subject at a time from the last build's store (`kgraph.linkstore.StoredGraph`)."""
+
+    @property
+    def nodes(self) -> Mapping[str, Node]: ...
+
+    def out_edges(self) -> Mapping[str, Sequence[Edge]]: ...
+
+    def edge_groups(self) -> Iterable[Sequence[Edge]]: ...
+
+    def counts(self) -> dict[str, int]: ...
+
+    def edge_count(self) -> int: ...
+
+    def whole(self) -> KnowledgeGraph:
+        """The graph with every node and edge in memory."""
+        ...
 
 
 @dataclass(slots=True, eq=False)
@@ -145,6 +166,9 @@ class KnowledgeGraph:
             self._settled = True
         return self._out
 
+    def whole(self) -> KnowledgeGraph:
+        return self
+
     def of_kind(self, kind: str) -> Iterator[Node]:
         return (n for n in self.sorted_nodes() if n.kind == kind)
 
@@ -195,6 +219,52 @@ def _grouped(attrs: Iterable[tuple[str, Value]]) -> dict[str, list[Value]]:
     for key, value in attrs:
         grouped.setdefault(key, []).append(value)
     return grouped
+
+
+def encode_subject(node_id: str, node: Node | None, edges: Sequence[Edge] | None) -> bytes:
+    """A subject, its node and its edges, as bytes that `decode_subject` reads back: marshal,
+    format 2, which keeps strings apart and types distinct and, unlike its later formats
+    and pickle, depends on values only, not on which strings are the same object (which
+    differs between a clean build and one that linked only what changed). Equal subjects
+    give equal bytes, so they also serve as what a subject's fingerprint hashes."""
+    flat = None if edges is None else [part for edge in edges for part in edge[1:]]
+    subject: Any = (node_id, None if node is None else tuple(node), flat)
+    try:
+        return marshal.dumps(subject, 2)
+    except ValueError:  # a Text or a Date (a few nodes in a hundred): tagged tuples
+        assert node is not None
+        attrs = tuple((name, tagged(value)) for name, value in node.attrs)
+        subject = (node_id, (node.id, node.kind, node.label, attrs), flat)
+        return marshal.dumps(subject, 2)
+
+
+def decode_subject(data: bytes) -> tuple[str, Node | None, list[Edge] | None]:
+    node_id, raw, flat = marshal.loads(data)
+    node = None
+    if raw is not None:
+        node_attrs = raw[3]
+        if any(type(value) is tuple for _, value in node_attrs):
+            node_attrs = tuple((name, untagged(value)) for name, value in node_attrs)
+        node = Node(raw[0], raw[1], raw[2], node_attrs)
+    edges = None
+    if flat is not None:
+        edges = [_new_tuple(Edge, (node_id, flat[i], flat[i + 1])) for i in range(0, len(flat), 2)]
+    return node_id, node, edges
+
+
+def tagged(value: Value) -> object:
+    """A value as marshal writes it: a text or a date as a tagged tuple."""
+    if isinstance(value, Text):
+        return ("t", value.lang, value.text)
+    if isinstance(value, Date):
+        return ("d", value.iso)
+    return value
+
+
+def untagged(value: object) -> Value:
+    if type(value) is tuple:
+        return Text(value[2], value[1]) if value[0] == "t" else Date(value[1])
+    return value  # type: ignore[return-value]
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.~/-]+")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -22,7 +22,7 @@ import regex
 
 from kgraph import design
 from kgraph.catalog import Knowledge, builtin_knowledge
-from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Value, node_id
+from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Value, merged, node_id
 from kgraph.model import Digest, Entry, Kind, Mention
 from kgraph.resolve import (
     Resolution,
@@ -248,24 +248,61 @@ def _infer_repo_from_shared_code(prs: list[PullRequest]) -> None:
     Requires a full path, or two distinctive symbols, so that `free` or `load` alone never
     moves a PR between repositories.
     """
-    where: dict[tuple[Kind, str], set[str]] = defaultdict(set)
+    where = code_repositories(prs)
+    for pr in prs:
+        infer_repo_from(pr, where)
+
+
+CodeKey = tuple[str, str]  # (a mention's kind, its key): a file or symbol name as written
+
+
+def code_keys(pr: PullRequest) -> set[CodeKey]:
+    """The files and symbols a PR's reviews name, as written."""
+    return {
+        (m.kind.value, m.key)
+        for item in pr.items
+        for m in item.mentions
+        if m.kind is Kind.FILE or m.kind is Kind.SYMBOL
+    }
+
+
+def code_repositories(prs: Iterable[PullRequest]) -> dict[CodeKey, dict[str, int]]:
+    """For each file and symbol name, the repositories of the PRs naming it, with how many
+    of those PRs are of each; PRs without a repository count for none."""
+    where: dict[CodeKey, dict[str, int]] = defaultdict(dict)
     for pr in prs:
         if pr.repo:
-            for item in pr.items:
-                for m in item.mentions:
-                    if m.kind in (Kind.FILE, Kind.SYMBOL):
-                        where[(m.kind, m.key)].add(pr.repo)
-    for pr in prs:
-        if pr.repo:
+            for key in code_keys(pr):
+                counts = where[key]
+                counts[pr.repo] = counts.get(pr.repo, 0) + 1
+    return where
+
+
+def infer_repo_from(pr: PullRequest, where: Mapping[CodeKey, Mapping[str, int]]) -> None:
+    """Give a PR without a repository the one its distinctive code names point to
+    (`code_repositories`), when they point to one."""
+    if pr.repo:
+        return
+    votes: dict[str, int] = defaultdict(int)
+    for m in {m for item in pr.items for m in item.mentions}:
+        if m.kind is not Kind.FILE and m.kind is not Kind.SYMBOL:
             continue
-        votes: dict[str, int] = defaultdict(int)
-        for m in {m for item in pr.items for m in item.mentions}:
-            repos = where.get((m.kind, m.key), set())
-            if len(repos) == 1 and _distinctive(m):
-                votes[next(iter(repos))] += 2 if m.kind is Kind.FILE and "/" in m.key else 1
-        winners = [repo for repo, vote in votes.items() if vote >= 2]
-        if len(winners) == 1:
-            pr.repo, pr.repo_basis = winners[0], "shared-code"
+        repos = where.get((m.kind.value, m.key), {})
+        if len(repos) == 1 and _distinctive(m):
+            votes[next(iter(repos))] += 2 if m.kind is Kind.FILE and "/" in m.key else 1
+    winners = [repo for repo, vote in votes.items() if vote >= 2]
+    if len(winners) == 1:
+        pr.repo, pr.repo_basis = winners[0], "shared-code"
+
+
+def voting_keys(pr: PullRequest) -> set[CodeKey]:
+    """The names a PR without a repository would take one from: its distinctive ones."""
+    return {
+        (m.kind.value, m.key)
+        for item in pr.items
+        for m in item.mentions
+        if (m.kind is Kind.FILE or m.kind is Kind.SYMBOL) and _distinctive(m)
+    }
 
 
 def _distinctive(mention: Mention) -> bool:
@@ -345,75 +382,193 @@ def link(
 ) -> KnowledgeGraph:
     """The linked graph; with `sources`, every file and symbol mention of a PR of those
     repositories is also resolved against the checkout (see `kgraph.resolve`)."""
-    options = options or LinkOptions()
+    return link_corpus(items, digests, options or LinkOptions(), sources).graph
+
+
+@dataclass(slots=True)
+class Linked:
+    """A linked corpus, and, when recorded, how it was linked: what the next build needs
+    to link only what changed (`kgraph.delta`)."""
+
+    graph: KnowledgeGraph
+    packages: dict[str, str]
+    pieces: list[PullRequest]  # each title's PRs, with the repository they had to vote with
+    prs: list[PullRequest]
+    book: FactBook
+    shared: SharedCode
+
+
+def link_corpus(
+    items: Sequence[ExtractedEntry],
+    digests: Sequence[Digest],
+    options: LinkOptions,
+    sources: Sequence[SourceIndex] = (),
+    record: bool = False,
+) -> Linked:
+    """`link`, keeping with `record` what each PR's making used (`FactBook`)."""
     packages = _known_packages(items, options)
     prs = _group_pull_requests(items, packages)
     resolvers = {index.repo: Resolver(index) for index in sources}
     _infer_repo_from_source(prs, resolvers)
+    pieces = [PullRequest(pr.repo, pr.number, pr.items, pr.repo_basis) for pr in prs]
     _infer_repo_from_shared_code(prs)
     prs = _merged_by_id(prs)
     graph = KnowledgeGraph()
-
     for digest in digests:
-        name = _file_name(digest.source)
-        attrs: list[tuple[str, Value]] = [
-            ("sourceName", name),
-            ("format", digest.format),
-            ("sha256", digest.sha256),
-        ]
-        if digest.date:
-            attrs.append(("date", Date(digest.date)))
-        graph.add(Node(digest_id(digest), "Digest", name, tuple(attrs)))
-
+        graph.add(digest_node(digest))
     paths_by_scope: dict[str | None, set[str]] = defaultdict(set)
     names_by_scope: dict[str | None, set[str]] = defaultdict(set)
     for pr in prs:
-        resolver = resolvers.get(pr.repo or "")
-        for item in pr.items:
-            for m in item.mentions:
-                # With a checkout, only names it lacks are merged by their spelling.
-                if m.kind is Kind.FILE and not (resolver and resolver.file_candidates(m.key)):
-                    paths_by_scope[pr.repo].add(m.key)
-                elif m.kind is Kind.SYMBOL and not (resolver and resolver.symbol_candidates(m.key)):
-                    names_by_scope[pr.repo].add(m.key)
+        paths, names = merged_names(pr, resolvers.get(pr.repo or ""))
+        paths_by_scope[pr.repo] |= paths
+        names_by_scope[pr.repo] |= names
     canonical_path = {scope: _canonical_paths(p) for scope, p in paths_by_scope.items()}
     canonical_name = {scope: _canonical_symbols(n) for scope, n in names_by_scope.items()}
-
-    entities: dict[tuple[str | None, Kind, str, str], str | None] = {}
+    book = FactBook(record)
+    context = PullRequestContext(options.knowledge, PROVENANCE_KINDS[options.provenance])
     for pr in prs:
-        _add_pull_request(
+        add_pull_request(
             graph,
             pr,
             canonical_path.get(pr.repo, {}),
             canonical_name.get(pr.repo, {}),
-            options.knowledge,
+            context,
             resolvers.get(pr.repo or ""),
-            entities,
-            PROVENANCE_KINDS[options.provenance],
+            book,
         )
-    _derive_shared_code(graph, options.share_limit)
-    return graph
+    shared = derive_shared_code(graph, options.share_limit, record)
+    return Linked(graph, packages, pieces if record else [], prs, book, shared)
 
 
-def _add_pull_request(
+def digest_node(digest: Digest) -> Node:
+    name = _file_name(digest.source)
+    attrs: list[tuple[str, Value]] = [
+        ("sourceName", name),
+        ("format", digest.format),
+        ("sha256", digest.sha256),
+    ]
+    if digest.date:
+        attrs.append(("date", Date(digest.date)))
+    return Node(digest_id(digest), "Digest", name, tuple(attrs))
+
+
+def merged_names(pr: PullRequest, resolver: Resolver | None) -> tuple[set[str], set[str]]:
+    """The file paths and symbol names of a PR that are merged by their spelling
+    (`_canonical_paths`, `_canonical_symbols`): with a checkout, only those it lacks."""
+    paths, names = set(), set()
+    for item in pr.items:
+        for m in item.mentions:
+            if m.kind is Kind.FILE and not (resolver and resolver.file_candidates(m.key)):
+                paths.add(m.key)
+            elif m.kind is Kind.SYMBOL and not (resolver and resolver.symbol_candidates(m.key)):
+                names.add(m.key)
+    return paths, names
+
+
+def canonical_paths(paths: Iterable[str]) -> dict[str, str]:
+    return _canonical_paths(paths)
+
+
+def canonical_symbols(names: Iterable[str]) -> dict[str, str]:
+    return _canonical_symbols(names)
+
+
+# A fact's key: what an entity's making depends on, (repository, kind, key, detail) of the
+# mention that names it; ("repo", name) for a repository; with a checkout, where every
+# mention is resolved in its PR's context, the PR and the mention's place in its making.
+FactKey = tuple[str | int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What making one entity added: the entity (None for a mention that denotes none), the
+    nodes and edges made, and the keys its making used besides (a symbol's home file)."""
+
+    target: str | None
+    nodes: tuple[Node, ...] = ()
+    edges: tuple[Edge, ...] = ()
+    requires: tuple[FactKey, ...] = ()
+
+
+class FactBook:
+    """The entities made so far, by the key of what they depend on: a corpus names the same
+    symbol or file in many PRs, and without a checkout the entity depends on nothing else,
+    so its nodes and edges, made once, need not be made again.
+
+    Recording, it keeps each key's `Facts` and the keys each PR used: the next build can
+    then take a PR out of the graph, and a node made of many PRs' facts is made again from
+    those of the PRs left (`kgraph.delta`)."""
+
+    def __init__(self, record: bool = False) -> None:
+        self.record = record
+        self.targets: dict[FactKey, str | None] = {}
+        self.facts: dict[FactKey, Facts] = {}
+        self.uses: dict[str, set[FactKey]] = {}  # by PR id
+
+    def using(self, pr_id: str) -> set[FactKey] | None:
+        if not self.record:
+            return None
+        return self.uses.setdefault(pr_id, set())
+
+    def apply(
+        self,
+        graph: KnowledgeGraph,
+        key: FactKey,
+        make: Callable[[KnowledgeGraph], tuple[str | None, tuple[FactKey, ...]]],
+        uses: set[FactKey] | None,
+    ) -> str | None:
+        """The entity of `key`, made into `graph` the first time it is met."""
+        if not self.record:
+            if (known := self.targets.get(key, _UNSEEN)) is not _UNSEEN:
+                return known
+            target, _ = make(graph)
+            self.targets[key] = target
+            return target
+        if (facts := self.facts.get(key)) is None:
+            made = KnowledgeGraph()
+            target, requires = make(made)
+            facts = Facts(target, tuple(made.nodes.values()), tuple(made.sorted_edges()), requires)
+            self.facts[key] = facts
+            apply_facts(graph, facts)
+        if uses is not None:
+            uses.add(key)
+            uses.update(facts.requires)
+        return facts.target
+
+
+def apply_facts(graph: KnowledgeGraph, facts: Facts) -> None:
+    for node in facts.nodes:
+        graph.add(node)
+    for edge in facts.edges:
+        graph.link(*edge)
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequestContext:
+    """What a PR's nodes depend on besides its entries and the names merged in its scope."""
+
+    knowledge: Knowledge
+    kept: frozenset[Kind] = PROVENANCE_KINDS[Provenance.FULL]  # kinds that get Mention nodes
+
+
+def add_pull_request(
     graph: KnowledgeGraph,
     pr: PullRequest,
     paths: Mapping[str, str],
     names: Mapping[str, str],
-    knowledge: Knowledge,
+    context: PullRequestContext,
     resolver: Resolver | None = None,
-    entities: dict[tuple[str | None, Kind, str, str], str | None] | None = None,
-    kept: frozenset[Kind] = PROVENANCE_KINDS[Provenance.FULL],
+    book: FactBook | None = None,
 ) -> None:
     """The PR's node, its entries, and for each mention the entity it denotes, and a
-    Mention node when its kind is `kept` (`Provenance`).
+    Mention node when its kind is `context.kept` (`Provenance`).
 
-    `entities` remembers the entity of each (repository, kind, key, detail) met so far: a
-    corpus names the same symbol or file in many PRs, and without a checkout the entity
-    depends on nothing else, so its nodes and edges, made once, need not be made again.
+    The PR's own nodes (itself, its entries, their mentions) and edges go into `graph`;
+    every other node, shared with other PRs, is made through `book` (`FactBook`).
     """
-    # With a checkout, a mention is resolved in the context of its PR's other mentions.
-    remembered = entities if resolver is None else None
+    book = book or FactBook()
+    uses = book.using(pr.id)
+    knowledge = context.knowledge
     first = pr.items[0].entry
     attrs: list[tuple[str, Value]] = [("title", first.title), ("repositoryBasis", pr.repo_basis)]
     if pr.number is not None:
@@ -427,22 +582,46 @@ def _add_pull_request(
     attrs += design.pr_literals(m for i in pr.items for m in i.mentions)
     pr_id = graph.add(Node(pr.id, "PullRequest", first.title, tuple(attrs)))
     if pr.repo:
-        repo_id = graph.add(Node(node_id("repo", *pr.repo.split("/")), "Repository", pr.repo))
+        repo = pr.repo
+        repo_id = book.apply(graph, ("repo", repo), lambda g: (_add_repository(g, repo), ()), uses)
+        assert repo_id is not None
         graph.link(pr_id, "inRepository", repo_id)
+    # With a checkout, a mention is resolved in the context of its PR's other mentions, so
+    # each is its own fact, never remembered for another PR.
     resolved = resolver.resolve(m for i in pr.items for m in i.mentions) if resolver else {}
+    calls = 0
 
     def denoted(m: Mention) -> str | None:
-        if remembered is not None:
-            memo = (pr.repo, m.kind, m.key, m.detail)
-            if (known := remembered.get(memo, _UNSEEN)) is not _UNSEEN:
-                return known
-        target = _entity_for(graph, pr, m, paths, names, resolved, resolver) or (
-            design.add_entity(graph, _scope(pr.repo), m, knowledge)
-        )
-        if remembered is not None:
-            remembered[memo] = target
-        return target
+        nonlocal calls
+        key: FactKey
+        if resolver is None:
+            key = (pr.repo, m.kind.value, m.key, m.detail)
+        else:
+            calls += 1
+            key = (pr.id, calls)
+        return book.apply(graph, key, lambda made: make(made, m), uses)
 
+    def make(made: KnowledgeGraph, m: Mention) -> tuple[str | None, tuple[FactKey, ...]]:
+        target = _entity_for(made, pr, m, paths, names, resolved, resolver) or (
+            design.add_entity(made, _scope(pr.repo), m, knowledge)
+        )
+        if target is None or not m.detail.startswith("in:"):
+            return target, ()
+        found = resolved.get(m) if resolved else None  # a mention hashes in Python
+        # "`lru.py` 的 `evict()`" says where a name is; with a checkout, only for a name
+        # it lacks (an ambiguous one carries its candidates instead).
+        if found is not None and found.status is not Status.MISSING:
+            return target, ()
+        home = home_mention(m.detail[3:])
+        before = calls
+        defined_in = denoted(home)
+        if defined_in is None:
+            return target, ()
+        made.link(target, "definedIn", defined_in)
+        key: FactKey = (pr.repo, home.kind.value, home.key, home.detail)
+        return target, ((pr.id, before + 1) if resolver else key,)
+
+    kept = context.kept
     for item in pr.items:
         entry = item.entry
         eid = entry_id(item)
@@ -465,15 +644,6 @@ def _add_pull_request(
                 continue
             relation = RELATIONS.get(m.kind, "mentionsSymbol")
             graph.link(pr_id, relation, target)
-            found = resolved.get(m) if resolved else None  # a mention hashes in Python
-            # "`lru.py` 的 `evict()`" says where a name is; with a checkout, only for a name
-            # it lacks (an ambiguous one carries its candidates instead).
-            if (
-                m.detail.startswith("in:")
-                and (found is None or found.status is Status.MISSING)
-                and (defined_in := denoted(home_mention(m.detail[3:])))
-            ):
-                graph.link(target, "definedIn", defined_in)
             if m.kind not in kept:
                 continue
             field = m.field.value
@@ -489,6 +659,10 @@ def _add_pull_request(
             )
             graph.link(mention_id, "inEntry", eid)
             graph.link(mention_id, "denotes", target)
+
+
+def _add_repository(graph: KnowledgeGraph, repo: str) -> str:
+    return graph.add(Node(_repo_id(repo), "Repository", repo))
 
 
 _UNSEEN = "\0"  # no node id: ids are never empty
@@ -589,7 +763,18 @@ def _add_symbol(
     return sid
 
 
-def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
+@dataclass(slots=True)
+class SharedCode:
+    """Which PRs touch each piece of internal code: directly (`direct`, their reviews name
+    it) or a file through a symbol whose one home it is (`via`); kept, when recorded, with
+    each PR's files touched that way (`derived`)."""
+
+    direct: dict[str, set[str]]
+    via: dict[str, set[str]]
+    derived: dict[str, set[str]] = field(default_factory=dict)  # by PR id
+
+
+def derive_shared_code(graph: KnowledgeGraph, share_limit: int, record: bool = False) -> SharedCode:
     """`sharesCodeWith` between PRs that touch a file or mention a repository symbol in common.
 
     A PR that names a symbol also touches the file the symbol is `definedIn`: three PRs that
@@ -613,27 +798,46 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
             elif edge.relation in ("touchesFile", "mentionsSymbol"):
                 touches.append(edge)
     counts: dict[str, bool] = {}  # per entity: not external (a node's attributes are a scan)
-    touched_by: dict[str, set[str]] = defaultdict(set)
-    derived: list[Edge] = []  # a PR's touch of a file, through a symbol defined there
+    direct: dict[str, set[str]] = defaultdict(set)
+    via: dict[str, set[str]] = defaultdict(set)
     for source, _, target in touches:
         if (internal := counts.get(target)) is None:
-            internal = counts[target] = graph.nodes[target].get("isExternal") is not True
+            internal = counts[target] = is_internal(graph.nodes[target])
         if internal:
-            touched_by[target].add(source)
+            direct[target].add(source)
             home = homes.get(target, ())
             if len(home) == 1:
                 (file,) = home
-                if source not in touched_by[file]:
-                    touched_by[file].add(source)
-                    derived.append(Edge(source, "touchesFile", file))
-    for edge in derived:  # a repeat of an edge linked before goes when edges are read
-        graph.link(*edge)
-    for entity, prs in touched_by.items():
-        node = graph.nodes[entity]
-        graph.add(Node(entity, node.kind, node.label, (("prCount", len(prs)),)))
-        if 2 <= len(prs) <= share_limit and node.get("resolution") != Status.AMBIGUOUS.value:
+                via[file].add(source)
+    derived: dict[str, set[str]] = defaultdict(set)
+    for file, prs in via.items():  # a repeat of an edge linked before goes when edges are read
+        for pr in prs:
+            graph.link(pr, "touchesFile", file)
+            if record:
+                derived[pr].add(file)
+    for entity in direct.keys() | via.keys():
+        prs = direct.get(entity, set()) | via.get(entity, set())
+        node = graph.add(counted(graph.nodes[entity], len(prs)))
+        if pairs_code(graph.nodes[node], len(prs), share_limit):
             ordered = sorted(prs)
             for i, a in enumerate(ordered):
                 for b in ordered[i + 1 :]:
                     graph.link(a, "sharesCodeWith", b)
                     graph.link(b, "sharesCodeWith", a)
+    return SharedCode(direct, via, derived)
+
+
+def is_internal(node: Node) -> bool:
+    """Code of a repository, which can be shared; not a builtin or a library's."""
+    return node.get("isExternal") is not True
+
+
+def counted(node: Node, prs: int) -> Node:
+    """The node with its `prCount`, as `KnowledgeGraph.add` merges it."""
+    return merged(node, Node(node.id, node.kind, node.label, (("prCount", prs),)))
+
+
+def pairs_code(node: Node, prs: int, share_limit: int) -> bool:
+    """Do the PRs touching this code share it (`sharesCodeWith`): at least two and no more
+    than `share_limit` (a hub), and not a name the source says is ambiguous."""
+    return 2 <= prs <= share_limit and node.get("resolution") != Status.AMBIGUOUS.value

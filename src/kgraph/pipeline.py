@@ -7,27 +7,35 @@ returns everything the CLI reports instead of printing.
 from __future__ import annotations
 
 import gc
+import hashlib
+import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePath
 
+from kgraph import delta, linkstore
 from kgraph.atomic import folder_locked, named_for
-from kgraph.cache import ExtractionCache
-from kgraph.corpus import DigestReader, read_corpus
+from kgraph.cache import ExtractedDigest, ExtractionCache
+from kgraph.cache import code_fingerprint as cache_code_fingerprint
+from kgraph.corpus import Corpus, DigestReader, read_corpus
 from kgraph.coupled import add_coupling
+from kgraph.delta import DigestInput, DigestState, Relinked
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
-from kgraph.graph import KnowledgeGraph
+from kgraph.export.rdf import Subjects
+from kgraph.graph import GraphView, KnowledgeGraph
 from kgraph.history.changesets import ChangesetError
 from kgraph.history.coupling import CouplingOptions
 from kgraph.history.load import LoadedCoupling, load_coupling
-from kgraph.ingest import LINK, OUTPUT, Passed
+from kgraph.ingest import LINK, OUTPUT, Passed, display_name
 from kgraph.interrupt import checkpoint
-from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
+from kgraph.link import ExtractedEntry, Linked, LinkOptions, link_corpus
+from kgraph.linkstore import LinkStore, Previous, Record, StoredGraph, make_record
 from kgraph.model import Digest, Problem, Severity
 from kgraph.progress import Progress
 from kgraph.recognize import settle_bare_names
+from kgraph.resolve import Resolver
 from kgraph.source import LoadedSource, SourceError, SourceIndex, SourceSpec, load_source
 from kgraph.source.checkout import open_checkout
 from kgraph.vocab import DEFAULT_BASE
@@ -49,7 +57,7 @@ class BuildOptions:
 
 @dataclass(slots=True)
 class BuildResult:
-    graph: KnowledgeGraph
+    graph: GraphView  # a KnowledgeGraph, or read from the link store after a delta link
     digests: list[Digest]
     entries_read: int
     entries_skipped: int
@@ -63,6 +71,7 @@ class BuildResult:
     copied: float = 0.0  # share of the output bytes copied from the last build's files
     passed: list[Passed] = field(default_factory=list)  # what the folder walks did not read
     couplings: list[LoadedCoupling] = field(default_factory=list)  # per git source
+    relinked: int | None = None  # PRs linked again, when only what changed was linked
 
     @property
     def entries_in_graph(self) -> int:
@@ -94,11 +103,12 @@ class BuildResult:
                 if self.cached_digests or self.removed_digests
                 else ""
             )
+            + (f"; {self.relinked} PRs linked again" if self.relinked is not None else "")
             + (f"; {_share(self.copied)} of the output copied" if self.copied else "")
             + ")"
             + "".join(f"; {s.summary()}" for s in self.sources)
             + (f"; {not_read(self.passed)}" if self.passed else "")
-            + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
+            + (f"; mentions {_resolution_counts(self.graph.whole())}" if self.sources else "")
             + "".join(f"; {c.repo} {c.summary()}" for c in self.couplings)
         )
 
@@ -152,46 +162,143 @@ def build_graph(
     stages = {} if stages is None else stages
     started = time.perf_counter()
     reader = DigestReader(options.input_format, options.link.knowledge, cache)
-    corpus = read_corpus(inputs, reader, options.jobs, progress, written)
-    problems = corpus.problems
-    digests: list[Digest] = []
-    seen: set[str] = set()
-    items: list[ExtractedEntry] = []
-    read = skipped = cached = 0
-    for value in corpus.extracted:
-        result = value.result
-        problems.extend(result.problems)
-        skipped += sum(p.skipped_entries for p in result.problems)
-        read += len(result.entries) + sum(p.skipped_entries for p in result.problems)
-        if result.digest is None:
-            continue
-        if digest_id(result.digest) in seen:
-            problems.append(
-                Problem(
-                    result.digest.source,
-                    1,
-                    "the same digest was given twice; "
-                    f"its {len(result.entries)} entries are read once",
-                    Severity.ERROR,  # as every skipped entry is, though the first copy's are in
-                    len(result.entries),  # counted as skipped, so the report adds up
-                )
-            )
-            skipped += len(result.entries)
-            continue
-        seen.add(digest_id(result.digest))
-        digests.append(result.digest)
-        cached += value.cached
-        problems.extend(value.problems)
-        items.extend(
-            ExtractedEntry(entry, result.digest, mentions)
-            for entry, mentions in zip(result.entries, value.mentions, strict=True)
-        )
+    read = _read(inputs, reader, {}, options.jobs, progress, written)
     checkpoint()
     progress.stage("linking")
     read_at = time.perf_counter()
-    graph = link(settle_bare_names(items, sources), digests, options.link, sources)
+    items = settle_bare_names(_items(read, reader), sources)
+    linked = link_corpus(items, read.digests(), options.link, sources)
     stages["read"], stages["link"] = read_at - started, time.perf_counter() - read_at
-    return graph, digests, read, skipped, problems, (cached, corpus.removed, corpus.passed)
+    removed = read.corpus.finish(cache)
+    return (
+        linked.graph,
+        read.digests(),
+        read.read,
+        read.skipped,
+        read.problems,
+        (read.cached, removed, read.corpus.passed),
+    )
+
+
+@dataclass(slots=True)
+class _Read:
+    """Every input read: the digests in input order (each once), the problems, counts."""
+
+    corpus: Corpus
+    inputs: list[DigestInput]
+    problems: list[Problem]
+    read: int = 0
+    skipped: int = 0
+    cached: int = 0
+
+    def digests(self) -> list[Digest]:
+        return [d.state.digest() for d in self.inputs]
+
+
+def _read(
+    inputs: Sequence[str],
+    reader: DigestReader,
+    known: Mapping[tuple[str, str], DigestState],
+    jobs: int,
+    progress: Progress,
+    written: Sequence[Path] = (),
+) -> _Read:
+    """Read and extract every input but those the last build's link state knows
+    (`known`, by file name and sha256), whose problems it keeps; no folder walk reads
+    `written`."""
+    corpus = read_corpus(inputs, reader, jobs, progress, written)
+    read = _Read(corpus, [], corpus.problems)
+    problems = read.problems
+    seen: set[str] = set()
+    for value, key, path in corpus.extracted:
+        given: DigestInput | None
+        if value.known:
+            state = replace(known[(PurePath(path).name, value.sha256)], source=display_name(path))
+            state.entries = list(state.entries)
+            given = DigestInput(state, path)
+            read_problems = state.problems(state.read_problems)
+            entries = len(state.entries)
+        else:
+            result = value.result
+            read_problems = list(result.problems)
+            entries = len(result.entries)
+            given = None
+            if result.digest is not None:
+                given = DigestInput(DigestState.of(value, key), path, value)
+        problems.extend(read_problems)
+        skipped = sum(p.skipped_entries for p in read_problems)
+        read.skipped += skipped
+        read.read += entries + skipped
+        if given is None:
+            continue
+        if given.state.id in seen:
+            problems.append(
+                Problem(
+                    given.state.source,
+                    1,
+                    f"the same digest was given twice; its {entries} entries are read once",
+                    Severity.ERROR,  # as every skipped entry is, though the first copy's are in
+                    entries,  # counted as skipped, so the report adds up
+                )
+            )
+            read.skipped += entries
+            continue
+        seen.add(given.state.id)
+        read.inputs.append(given)
+        read.cached += value.cached
+        problems.extend(given.state.problems(given.state.extract_problems))
+    return read
+
+
+def _extraction(given: DigestInput, reader: DigestReader) -> ExtractedDigest | None:
+    """A digest's extraction: this build's, else the cache's, else read again."""
+    if given.extracted is not None:
+        return given.extracted
+    if reader.cache is not None and (hit := reader.cache.load(given.state.key, given.state.source)):
+        return hit
+    value, _ = replace(reader, known=frozenset()).read_path(given.path)
+    return value if value.sha256 == given.state.sha256 else None
+
+
+def _items(read: _Read, reader: DigestReader) -> list[ExtractedEntry]:
+    items: list[ExtractedEntry] = []
+    for given in read.inputs:
+        value = _extraction(given, reader)
+        if value is None or value.result.digest is None:
+            raise OSError(f"{given.state.source} changed while it was read")
+        digest = value.result.digest
+        items.extend(
+            ExtractedEntry(entry, digest, mentions)
+            for entry, mentions in zip(value.result.entries, value.mentions, strict=True)
+        )
+    return items
+
+
+def link_key(options: BuildOptions, sources: Sequence[LoadedSource]) -> str:
+    """Everything a build's linking depends on besides its digests: the link store of a
+    build whose key differs is not used (`kgraph.linkstore`)."""
+    link = options.link
+    digest = hashlib.sha256()
+    parts = [
+        linkstore.code_fingerprint(),
+        cache_code_fingerprint(),
+        link.knowledge.fingerprint,
+        options.input_format or "",
+        str(link.share_limit),
+        link.provenance.value,
+        json.dumps(sorted(link.packages.items())),
+        repr(options.coupling),  # the history's coupling is in the graph too
+    ]
+    for loaded in sources:
+        index = loaded.index
+        parts += [
+            index.repo,
+            index.commit or "",
+            hashlib.sha256(index.to_json().encode()).hexdigest(),
+        ]
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
 
 
 def run(
@@ -239,50 +346,61 @@ def _run(
 ) -> BuildResult:
     started = time.perf_counter()
     loaded = [load_source(spec, out_dir) for spec in options.sources]
-    cache = ExtractionCache(out_dir) if options.cache and out_dir is not None else None
-    stages: dict[str, float] = {}
-    graph, digests, read, skipped, found, (cached, removed, passed) = build_graph(
-        inputs,
-        options,
-        [s.index for s in loaded],
-        cache,
-        progress,
-        stages,
-        (*([out_dir] if out_dir is not None else []), *options.written),
-    )
-    problems = [problem for source in loaded for problem in source.problems()] + found
-    couplings = _couple(loaded, out_dir if options.cache else None, options.coupling)
-    for source, coupling in couplings:
-        add_coupling(graph, source.index, coupling.result)
-    built = time.perf_counter()
+    cached_in = out_dir if options.cache else None  # None: in memory, or --no-cache
+    cache = ExtractionCache(cached_in) if cached_in is not None else None
+    store = LinkStore(cached_in) if cached_in is not None else None
+    key = link_key(options, loaded) if store is not None else ""
+    previous = store.load(key) if store is not None else None
+    known: dict[tuple[str, str], DigestState] = {}
+    if previous is not None:
+        for row in previous.state["digests"]:
+            state = DigestState.from_row(row)
+            known[(PurePath(state.source).name, state.sha256)] = state
+    reader = DigestReader(options.input_format, options.link.knowledge, cache, frozenset(known))
+    written = (*([out_dir] if out_dir is not None else []), *options.written)
+    read = _read(inputs, reader, known, options.jobs, progress, written)
+    stages: dict[str, float] = {"read": time.perf_counter() - started}
     checkpoint()
+    linking = time.perf_counter()
+    resolvers = {s.index.repo: Resolver(s.index) for s in loaded}
+    couplings = _couple(loaded, cached_in, options.coupling)
+    relinked = None
+    if previous is not None:
+        progress.stage("linking what changed")
+        relinked = delta.relink(
+            previous, read.inputs, options.link, resolvers, lambda d: _load(d, read, reader)
+        )
+    linked = None
+    if relinked is None:
+        progress.stage("linking")
+        sources = [s.index for s in loaded]
+        items = settle_bare_names(_items(read, reader), sources)
+        linked = link_corpus(items, read.digests(), options.link, sources, store is not None)
+        del items
+        for source, coupling in couplings:
+            _add_coupling(linked, source, coupling)
+    removed = read.corpus.finish(cache)
+    built = time.perf_counter()
+    stages["link"] = built - linking
+    checkpoint()
+    problems = [problem for source in loaded for problem in source.problems()] + read.problems
     if out_dir is None:  # in memory (kgraph.build without a folder): nothing to write
+        assert linked is not None
         progress.clear()
         seconds = built - started
         return BuildResult(
-            graph,
-            digests,
-            read,
-            skipped,
-            problems,
-            [],
-            seconds,
-            loaded,
-            cached,
-            0,
-            stages,
-            passed=passed,
-        )
+            linked.graph, read.digests(), read.read, read.skipped, problems, [], seconds,
+            loaded, read.cached, 0, stages, passed=read.corpus.passed,
+        )  # fmt: skip
+    graph: GraphView
     try:
-        export = ExportInput(
-            graph,
-            options.base,
-            dict(options.export_options),
-            previous=reuse.load(out_dir, options.base) if options.cache else None,
-            keep_index=options.cache,
-            record=options.cache,
-            layouts=out_dir / reuse.FOLDER / reuse.LAYOUTS if options.cache else None,
-        )
+        if relinked is not None:
+            assert previous is not None and store is not None
+            graph, export = _relinked_export(out_dir, options, previous, store, key, relinked)
+        else:
+            assert linked is not None
+            graph = linked.graph
+            export = _linked_export(out_dir, options, linked, read, resolvers, store, key)
         exported = export_all(export, out_dir, options.exporters, progress, options.jobs)
         outputs, copied = exported.paths, exported.copied
         problems.extend(
@@ -300,25 +418,30 @@ def _run(
             Problem(where, 0, f"cannot write the outputs: {err.strerror or err}", Severity.ERROR)
         )
         outputs, copied = [], 0.0
+        if store is not None:
+            store.discard()
     finally:
         progress.clear()
+        if previous is not None:
+            previous.close()
     finished = time.perf_counter()
     stages["write"] = finished - built
     return BuildResult(
         graph,
-        digests,
-        read,
-        skipped,
+        read.digests(),
+        read.read,
+        read.skipped,
         problems,
         outputs,
         finished - started,
         loaded,
-        cached,
+        read.cached,
         removed,
         stages,
         copied,
-        passed,
-        [coupling for _, coupling in couplings],
+        passed=read.corpus.passed,
+        couplings=[coupling for _, coupling in couplings],
+        relinked=relinked.relinked_prs if relinked is not None else None,
     )
 
 
@@ -340,3 +463,116 @@ def _couple(
                 raise SourceError(f"{source.spec.path}: {error}") from error
             found.append((source, coupling))
     return found
+
+
+def _add_coupling(linked: Linked, source: LoadedSource, coupling: LoadedCoupling) -> None:
+    """The history's coupling, as facts of their own: it depends on the source alone, so
+    a build that links only what changed keeps it in the entities it reaches."""
+    key = ("coupling", source.index.repo)
+    uses = linked.book.using(f"coupling/{source.index.repo}")
+
+    def make(graph: KnowledgeGraph) -> tuple[str | None, tuple[()]]:
+        add_coupling(graph, source.index, coupling.result)
+        return None, ()
+
+    linked.book.apply(linked.graph, key, make, uses)
+
+
+def _load(state: DigestState, read: _Read, reader: DigestReader) -> ExtractedDigest | None:
+    """A digest the delta linker needs: one of this build's, or one the last build had."""
+    for given in read.inputs:
+        if given.state.id == state.id and given.state.source == state.source:
+            return _extraction(given, reader)
+    if reader.cache is None:
+        return None
+    return reader.cache.load(state.key, state.source)
+
+
+def _linked_export(
+    out_dir: Path,
+    options: BuildOptions,
+    linked: Linked,
+    read: _Read,
+    resolvers: Mapping[str, Resolver],
+    store: LinkStore | None,
+    key: str,
+) -> ExportInput:
+    graph = linked.graph
+    export = ExportInput(
+        graph,
+        options.base,
+        dict(options.export_options),
+        previous=reuse.load(out_dir, options.base) if options.cache else None,
+        keep_index=options.cache,
+        record=options.cache,
+        layouts=out_dir / reuse.FOLDER / reuse.LAYOUTS if options.cache else None,
+    )
+    if store is not None:
+        # The store's records are the bytes the fingerprints hash: one pass makes both.
+        states = delta.subject_states(linked)
+        state = delta.state_of(linked, read.inputs, resolvers, graph.counts(), graph.edge_count())
+        nodes, out = graph.nodes, export.out_edges
+
+        def record(node_id: str) -> Record:
+            return make_record(
+                node_id, nodes.get(node_id), out.get(node_id, ()), states.get(node_id)
+            )
+
+        vars(export)["fingerprints"] = store.write(key, export.subjects.ids, record, state)
+    return export
+
+
+def _relinked_export(
+    out_dir: Path,
+    options: BuildOptions,
+    previous: Previous,
+    store: LinkStore,
+    key: str,
+    relinked: Relinked,
+) -> tuple[GraphView, ExportInput]:
+    """The outputs of a build that linked only what changed: the store's subjects spliced
+    with the changed ones, which alone are written; the rest is copied."""
+    blake2b = hashlib.blake2b
+    changed: dict[str, Record] = {}
+    for node_id, record in relinked.records.items():
+        at = previous.index(node_id)
+        digest = blake2b(record.subject + record.extra, digest_size=linkstore.SIZE).digest()
+        if at is None or previous.hashes[at * linkstore.SIZE : (at + 1) * linkstore.SIZE] != digest:
+            changed[node_id] = record
+    gone = {node_id for node_id in relinked.gone if previous.index(node_id) is not None}
+    added = [node_id for node_id in changed if previous.index(node_id) is None]
+    splice = linkstore.splice(previous.ids, gone, changed.keys() - set(added), added)
+    state = relinked.state
+    appended = sum(len(r.subject) + len(r.extra) for r in changed.values())
+    if linkstore.worth_rewriting(previous, appended):
+        fingerprints = store.write(
+            key, splice.ids, lambda node_id: changed.get(node_id) or _old(previous, node_id), state
+        )
+    else:
+        fingerprints = store.update(key, previous, splice, changed, state)
+    graph = StoredGraph(previous, splice.ids, changed, state["counts"], state["edges"])
+    last = reuse.load(out_dir, options.base)
+    export = ExportInput(
+        graph,
+        options.base,
+        dict(options.export_options),
+        previous=last,
+        keep_index=True,
+        record=True,
+        layouts=out_dir / reuse.FOLDER / reuse.LAYOUTS,
+    )
+    vars(export)["subjects"] = Subjects(
+        graph, options.base, graph.out_edges(), splice.ids, state["counts"].keys()
+    )
+    vars(export)["fingerprints"] = fingerprints
+    if last is not None and last.fingerprints == previous.fps:
+        # The outputs are those of the store's graph: what to copy follows from the splice,
+        # with no walk over a million subjects to match them.
+        vars(export)["matches"] = splice.matches()
+    return graph, export
+
+
+def _old(previous: Previous, node_id: str) -> Record:
+    record = previous.record(node_id)
+    assert record is not None
+    return record

@@ -22,14 +22,14 @@ from typing import Any, BinaryIO, cast
 from kgraph import outputs
 from kgraph.atomic import Filler, GroupWriter, fill, write_groups_atomic
 from kgraph.export import html, json_graph, layout, rdf, reuse
-from kgraph.graph import Edge, KnowledgeGraph
+from kgraph.graph import Edge, GraphView
 from kgraph.interrupt import leave_stops_to_parent, signals_held
 from kgraph.progress import Progress
 
 
 @dataclass
 class ExportInput:
-    graph: KnowledgeGraph
+    graph: GraphView  # a `KnowledgeGraph`, or read from the link store (`linkstore`)
     base: str
     options: dict[str, object] = field(default_factory=dict)
     previous: reuse.Previous | None = None  # the last build's outputs, to copy blocks from
@@ -38,7 +38,7 @@ class ExportInput:
     layouts: Path | None = None  # where the page's layouts are kept for the next build
 
     @cached_property
-    def out_edges(self) -> Mapping[str, list[Edge]]:
+    def out_edges(self) -> Mapping[str, Sequence[Edge]]:
         """Each source's edges, sorted: the graph's adjacency, built once for every writer."""
         return self.graph.out_edges()
 
@@ -77,7 +77,8 @@ def _json(x: ExportInput, outs: Mapping[str, reuse.BlockFile]) -> None:
 
 def _html(x: ExportInput, outs: Mapping[str, reuse.BlockFile]) -> None:
     remembered = layout.Remembered.load(x.layouts)
-    outs["html"].write(html.to_html(x.graph, html.options_from(x.options), remembered.layout))
+    graph = x.graph.whole()  # the page lays out the whole graph
+    outs["html"].write(html.to_html(graph, html.options_from(x.options), remembered.layout))
     remembered.save()
 
 
@@ -117,7 +118,7 @@ def exporter_named(name: str) -> Exporter:
     raise KeyError(name)
 
 
-def to_bytes(graph: KnowledgeGraph, base: str, name: str) -> bytes:
+def to_bytes(graph: GraphView, base: str, name: str) -> bytes:
     """One output, as the file `export_all` would write, in memory (`kgraph.build` without
     a folder gives its graph to pyoxigraph, rdflib and networkx this way)."""
     exporter = exporter_named(name)

@@ -11,7 +11,7 @@ from kgraph import jsonfile
 from kgraph.export.jsonenc import encoder
 from kgraph.export.rdf import Subjects
 from kgraph.export.reuse import BlockFile
-from kgraph.graph import Date, KnowledgeGraph, Node, Text, Value
+from kgraph.graph import Date, GraphView, KnowledgeGraph, Node, Text, Value
 
 
 def _plain(value: Value) -> object:
@@ -22,14 +22,14 @@ def _plain(value: Value) -> object:
     return value
 
 
-def write_json(graph: KnowledgeGraph, subjects: Subjects, out: BlockFile) -> None:
+def write_json(graph: GraphView, subjects: Subjects, out: BlockFile) -> None:
     """One node or edge a line: diffable, streamed, and written by json's C encoder (an
     indented dump falls back to the pure-Python encoder, several times slower).
 
     Nodes, then edges, each in the subjects' shared order, so each subject has a block in
     both sections (empty where it has no node or no edge), which the next build may copy."""
     out_edges = subjects.out_edges
-    edge_count = sum(map(len, out_edges.values()))
+    edge_count = graph.edge_count()
     header = {
         "base": subjects.base,
         "counts": dict(sorted(graph.counts().items())),

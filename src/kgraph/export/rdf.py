@@ -13,7 +13,7 @@ Each subject is one block of each file, which the next build may copy instead of
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from io import BytesIO
 from typing import NamedTuple
 
@@ -22,7 +22,7 @@ import regex
 
 from kgraph.export.jsonenc import encoder
 from kgraph.export.reuse import BlockFile
-from kgraph.graph import Date, Edge, KnowledgeGraph, Text, Value
+from kgraph.graph import Date, Edge, GraphView, Text, Value
 from kgraph.iri import safe_iri
 from kgraph.vocab import (
     EXTRA_TYPES,
@@ -47,7 +47,12 @@ class Subjects:
     one's triples, made when asked: no export holds the whole triple list."""
 
     def __init__(
-        self, graph: KnowledgeGraph, base: str, out_edges: Mapping[str, Sequence[Edge]]
+        self,
+        graph: GraphView,
+        base: str,
+        out_edges: Mapping[str, Sequence[Edge]],
+        ids: list[str] | None = None,  # sorted, when known (the store's)
+        kinds: Iterable[str] | None = None,  # every kind of node, when known
     ) -> None:
         self.graph = graph
         self.base = base
@@ -56,13 +61,19 @@ class Subjects:
         # Every source of an edge is a node, as a rule: then the node ids alone are sorted,
         # in the order the linker made them, which holds runs a sort takes whole (0.8 s
         # against 1.6 s for a set of 1.2 million ids at 100k entries).
-        self.ids = sorted(
-            nodes if out_edges.keys() <= nodes.keys() else nodes.keys() | out_edges.keys()
+        self.ids = (
+            ids
+            if ids is not None
+            else sorted(
+                nodes if out_edges.keys() <= nodes.keys() else nodes.keys() | out_edges.keys()
+            )
         )
+        if kinds is None:
+            kinds = {n.kind for n in nodes.values()}
         self._types = {
             kind: [(RDF_TYPE, class_iri(kind), "", "")]
             + [(RDF_TYPE, extra, "", "") for extra in EXTRA_TYPES.get(kind, ())]
-            for kind in {n.kind for n in graph.nodes.values()}
+            for kind in kinds
         }
 
     def terms(self, node_id: str) -> list[Term]:
