@@ -122,8 +122,12 @@ def test_reuse_damaged_index_is_ignored(corpus, tmp_path, damage) -> None:
     data[len(data) // 2] ^= 0x40  # one bit: the same length, other positions
     path.write_bytes(bytes(data))
     stdout = build([corpus], out)
-    if damage in ("fingerprints.bin", "subjects.txt"):
+    if damage == "fingerprints.bin":
         assert copied(stdout) == 0  # every subject's match depends on them
+    elif damage == "subjects.txt":
+        # Matched by the link store's fingerprints, which the index's (checked) equal: the
+        # ids are read from the store, not from this file, which is written whole again.
+        assert copied(stdout) >= 0.97
     elif damage == "index.json":  # here a blob's hash: that file is written afresh
         assert copied(stdout) < 0.9
     else:

@@ -33,7 +33,7 @@ import os
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -222,7 +222,8 @@ class LinkStore:
         return Previous(folder, ids, positions, record_hashes, fps, state, fd, size)
 
     def discard(self) -> None:
-        (self.folder / INDEX).unlink(missing_ok=True)
+        with suppress(OSError):
+            (self.folder / INDEX).unlink(missing_ok=True)
 
     def write(
         self,
@@ -241,7 +242,7 @@ class LinkStore:
         offset = 0
         # A new file, renamed over the old: `record` may be reading the old one.
         temporary = self.folder / f".{RECORDS}.tmp"
-        with open(temporary, "wb") as out:
+        with _removed_on_error(temporary), open(temporary, "wb") as out:
             parts: list[bytes] = []
             pending = 0
             for at, node_id in enumerate(ids):
@@ -334,6 +335,30 @@ class LinkStore:
             "sha256": {name: hashlib.sha256(data).hexdigest() for name, data in blobs.items()},
         }
         write_atomic(folder / INDEX, json.dumps(index, sort_keys=True).encode(), durable=False)
+
+
+def spliced_fingerprints(
+    previous: Previous, splice: Splice, records: Mapping[str, Record]
+) -> bytes:
+    """The fingerprints of `splice`'s subjects, the old ones' kept (`LinkStore.update`
+    gives the same while it writes)."""
+    old = np.frombuffer(previous.fps, dtype=np.uint8).reshape(-1, SIZE)
+    fps = np.empty((len(splice.ids), SIZE), dtype=np.uint8)
+    for new, at, length in splice.runs:
+        fps[new : new + length] = old[at : at + length]
+    for at in splice.fresh:
+        digest = hashlib.blake2b(records[splice.ids[at]].subject, digest_size=SIZE).digest()
+        fps[at] = np.frombuffer(digest, np.uint8)
+    return fps.tobytes()
+
+
+@contextmanager
+def _removed_on_error(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
 
 
 def worth_rewriting(previous: Previous, appended: int) -> bool:

@@ -518,7 +518,10 @@ def _linked_export(
                 node_id, nodes.get(node_id), out.get(node_id, ()), states.get(node_id)
             )
 
-        vars(export)["fingerprints"] = store.write(key, export.subjects.ids, record, state)
+        try:
+            vars(export)["fingerprints"] = store.write(key, export.subjects.ids, record, state)
+        except OSError:  # a cache: the next build links everything, as without one
+            store.discard()
     return export
 
 
@@ -544,12 +547,19 @@ def _relinked_export(
     splice = linkstore.splice(previous.ids, gone, changed.keys() - set(added), added)
     state = relinked.state
     appended = sum(len(r.subject) + len(r.extra) for r in changed.values())
-    if linkstore.worth_rewriting(previous, appended):
-        fingerprints = store.write(
-            key, splice.ids, lambda node_id: changed.get(node_id) or _old(previous, node_id), state
-        )
-    else:
-        fingerprints = store.update(key, previous, splice, changed, state)
+    try:
+        if linkstore.worth_rewriting(previous, appended):
+            fingerprints = store.write(
+                key,
+                splice.ids,
+                lambda node_id: changed.get(node_id) or _old(previous, node_id),
+                state,
+            )
+        else:
+            fingerprints = store.update(key, previous, splice, changed, state)
+    except OSError:  # a cache: the next build links everything, as without one
+        store.discard()
+        fingerprints = linkstore.spliced_fingerprints(previous, splice, changed)
     graph = StoredGraph(previous, splice.ids, changed, state["counts"], state["edges"])
     last = reuse.load(out_dir, options.base)
     export = ExportInput(
