@@ -63,6 +63,7 @@ from kgraph.link import (
     normalize_title,
     owner_and_name,
     pairs_code,
+    path_heads,
     voting_keys,
 )
 from kgraph.linkstore import Damaged, Previous, Record, make_record, node_from, node_tuple
@@ -179,6 +180,11 @@ def state_of(
     for piece in linked.pieces:
         if not piece.repo:
             _count(orphans, voting_keys(piece), _title(piece), 1)
+    heads: dict[str, dict[str, int]] = defaultdict(dict)
+    for pr in linked.prs:
+        for item in pr.items:
+            if not item.entry.repo:
+                _count(heads, path_heads(item.mentions), normalize_title(item.entry.title), 1)
     paths: dict[str | None, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
     names: dict[str | None, dict[str, dict[str, int]]] = defaultdict(lambda: defaultdict(dict))
     for pr in linked.prs:
@@ -194,6 +200,7 @@ def state_of(
         "packages": dict(linked.packages),
         "where": dict(where),
         "orphans": dict(orphans),
+        "heads": dict(heads),
         "paths": {scope: dict(groups) for scope, groups in paths.items()},
         "names": {scope: dict(groups) for scope, groups in names.items()},
         "counts": dict(kinds),
@@ -462,10 +469,14 @@ class Relinker:
         return found
 
     def pieces(
-        self, titles: Iterable[str], table: Mapping[str, list[tuple[DigestState, int]]]
+        self,
+        titles: Iterable[str],
+        table: Mapping[str, list[tuple[DigestState, int]]],
+        packages: Mapping[str, str] | None = None,
     ) -> list[PullRequest]:
-        """The PRs of these titles before their repositories are taken from shared code."""
-        pieces = _group_pull_requests(self.items(titles, table), self.packages)
+        """The PRs of these titles before their repositories are taken from shared code
+        (with the packages of this build, unless told)."""
+        pieces = _group_pull_requests(self.items(titles, table), packages or self.packages)
         _infer_repo_from_source(pieces, self.resolvers)
         return pieces
 
@@ -504,9 +515,8 @@ class Relinker:
             for _, _, repo, _ in given.state.entries:
                 if repo:
                     packages.setdefault(repo.split("/")[1], repo)
-        if packages != self.state["packages"]:
-            raise CannotRelink("the repositories named make other packages")
         self.packages = packages
+        self.old_packages = self.state["packages"]
 
     def _titles(self) -> None:
         self.old_titles: dict[str, list[tuple[DigestState, int]]] = defaultdict(list)
@@ -524,15 +534,28 @@ class Relinker:
         self.affected = {t for row in self.removed for _, t, _, _ in row.entries}
         self.affected |= {t for given in self.added for _, t, _, _ in given.state.entries}
         self.changed_titles = set(self.affected)
+        # A package named otherwise moves the entries whose paths start with it.
+        heads = self.state["heads"]
+        for name in self.packages.keys() | self.old_packages.keys():
+            if self.packages.get(name) != self.old_packages.get(name):
+                self.affected |= set(heads.get(name, ()))
+        for rows, step in ((self.removed, -1), ([d.state for d in self.added], 1)):
+            for row in rows:
+                entries = self.entries_of(row, self.inputs.get(row.id) if step > 0 else None)
+                for line, title, repo, _ in row.entries:
+                    if not repo:
+                        _count(heads, path_heads(entries[line].mentions), title, step)
 
     def _repositories(self) -> None:
         """The repositories each code name is seen in, and the titles whose PRs vote with
         a name whose repositories changed."""
         where, orphans = self.state["where"], self.state["orphans"]
         before: dict[CodeKey, frozenset[str]] = {}
+        # Titles a package now names otherwise vote again: theirs count as changed too.
+        changed = self.affected
         for pieces, step in (
-            (self.pieces(self.changed_titles, self.old_titles), -1),
-            (self.pieces(self.changed_titles, self.new_titles), 1),
+            (self.pieces(changed, self.old_titles, self.old_packages), -1),
+            (self.pieces(changed, self.new_titles), 1),
         ):
             for piece in pieces:
                 if piece.repo:
@@ -889,6 +912,7 @@ class Relinker:
             d.state.entries = entries
             rows.append(d.state.row())
         state["digests"] = rows
+        state["packages"] = self.packages
         counts: dict[str, int] = dict(state["counts"])
         edges = state["edges"]
         for subject in self.gone | records.keys():
@@ -912,10 +936,10 @@ def relink(
     options: LinkOptions,
     resolvers: Mapping[str, Resolver],
     load: Callable[[DigestState], ExtractedDigest | None],
-) -> Relinked | None:
-    """The subjects this build changes of the last graph, or None when only a whole link
-    can tell (`CannotRelink`)."""
+) -> Relinked | str:
+    """The subjects this build changes of the last graph, or why only a whole link can
+    tell (`CannotRelink`)."""
     try:
         return Relinker(previous, digests, options, resolvers, load).run()
-    except CannotRelink:
-        return None
+    except CannotRelink as why:
+        return str(why)

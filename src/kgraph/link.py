@@ -127,16 +127,20 @@ def entry_id(item: ExtractedEntry) -> str:
 
 def _repo_from_paths(mentions: Iterable[Mention], packages: Mapping[str, str]) -> str | None:
     """`vllm/v1/...` or `python/sglang/...` names its repository; conflicting paths name none."""
-    found = set()
+    found = {packages[head] for head in path_heads(mentions) if head in packages}
+    return found.pop() if len(found) == 1 else None
+
+
+def path_heads(mentions: Iterable[Mention]) -> set[str]:
+    """The first folder of each path named, past `python/`, `src/` or `lib/`: a package."""
+    heads = set()
     for mention in mentions:
         if mention.kind is Kind.FILE and "/" in mention.key:
             path = mention.key
             for root in SOURCE_ROOTS:
                 path = path.removeprefix(root)
-            head = path.split("/", 1)[0]
-            if head in packages:
-                found.add(packages[head])
-    return found.pop() if len(found) == 1 else None
+            heads.add(path.split("/", 1)[0])
+    return heads
 
 
 def _known_packages(items: Sequence[ExtractedEntry], options: LinkOptions) -> dict[str, str]:

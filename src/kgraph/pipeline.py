@@ -72,6 +72,7 @@ class BuildResult:
     passed: list[Passed] = field(default_factory=list)  # what the folder walks did not read
     couplings: list[LoadedCoupling] = field(default_factory=list)  # per git source
     relinked: int | None = None  # PRs linked again, when only what changed was linked
+    refused: str | None = None  # why the last build's links could not be kept
 
     @property
     def entries_in_graph(self) -> int:
@@ -104,6 +105,7 @@ class BuildResult:
                 else ""
             )
             + (f"; {self.relinked} PRs linked again" if self.relinked is not None else "")
+            + (f"; linked everything: {self.refused}" if self.refused else "")
             + (f"; {_share(self.copied)} of the output copied" if self.copied else "")
             + ")"
             + "".join(f"; {s.summary()}" for s in self.sources)
@@ -365,11 +367,16 @@ def _run(
     resolvers = {s.index.repo: Resolver(s.index) for s in loaded}
     couplings = _couple(loaded, cached_in, options.coupling)
     relinked = None
+    refused = None  # why the last build's link store could not be used
     if previous is not None:
         progress.stage("linking what changed")
-        relinked = delta.relink(
+        outcome = delta.relink(
             previous, read.inputs, options.link, resolvers, lambda d: _load(d, read, reader)
         )
+        if isinstance(outcome, str):
+            refused = outcome
+        else:
+            relinked = outcome
     linked = None
     if relinked is None:
         progress.stage("linking")
@@ -442,6 +449,7 @@ def _run(
         passed=read.corpus.passed,
         couplings=[coupling for _, coupling in couplings],
         relinked=relinked.relinked_prs if relinked is not None else None,
+        refused=refused,
     )
 
 
