@@ -39,8 +39,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import kgraph
 from kgraph.atomic import write_all_atomic, write_atomic
 from kgraph.graph import (
@@ -131,7 +129,7 @@ class Previous:
         self,
         folder: Path,
         ids: list[str],
-        positions: np.ndarray,
+        positions: array,
         hashes: bytes,
         fps: bytes,
         state: dict[str, Any],
@@ -140,7 +138,7 @@ class Previous:
     ) -> None:
         self.folder = folder
         self.ids = ids
-        self.positions = positions  # (N, 3) uint64
+        self.positions = positions  # 3 a subject: offset, length of each part
         self.hashes = hashes
         self.fps = fps
         self.state = state
@@ -160,7 +158,7 @@ class Previous:
         return None if at is None else self.record_at(at)
 
     def record_at(self, at: int) -> Record:
-        offset, first, second = (int(x) for x in self.positions[at])
+        offset, first, second = self.positions[3 * at : 3 * at + 3]
         data = os.pread(self.fd, first + second, offset)
         if (
             len(data) != first + second
@@ -205,10 +203,11 @@ class LinkStore:
 
             count = int(index["subjects"])
             ids = read(SUBJECTS).decode("utf-8", "surrogatepass").split("\n")[:-1]
-            positions = np.frombuffer(read(POSITIONS), dtype=np.uint64).reshape(-1, 3)
+            positions = array("Q")
+            positions.frombytes(read(POSITIONS))
             record_hashes, fps = read(HASHES), read(FINGERPRINTS)
             state = marshal.loads(read(STATE))
-            if not (len(ids) == len(positions) == count) or len(record_hashes) != count * SIZE:
+            if not (len(ids) == len(positions) // 3 == count) or len(record_hashes) != count * SIZE:
                 return None
             if len(fps) != count * SIZE or not isinstance(state, dict):
                 return None
@@ -236,7 +235,7 @@ class LinkStore:
         fingerprints (`export.reuse`), which the output index needs too."""
         self.discard()
         self.folder.mkdir(parents=True, exist_ok=True)
-        positions = np.empty((len(ids), 3), dtype=np.uint64)
+        positions = array("Q")
         hashes, fps = bytearray(), bytearray()
         blake2b = hashlib.blake2b
         offset = 0
@@ -245,9 +244,9 @@ class LinkStore:
         with _removed_on_error(temporary), open(temporary, "wb") as out:
             parts: list[bytes] = []
             pending = 0
-            for at, node_id in enumerate(ids):
+            for node_id in ids:
                 r = record(node_id)
-                positions[at] = (offset, len(r.subject), len(r.extra))
+                positions.extend((offset, len(r.subject), len(r.extra)))
                 fps += blake2b(r.subject, digest_size=SIZE).digest()
                 hashes += blake2b(r.subject + r.extra, digest_size=SIZE).digest()
                 parts += (r.subject, r.extra)
@@ -276,15 +275,15 @@ class LinkStore:
         subject points to, the caller writes it afresh instead (`worth_rewriting`)."""
         self.discard()
         count = len(splice.ids)
-        positions = np.empty((count, 3), dtype=np.uint64)
-        old_hashes = np.frombuffer(previous.hashes, dtype=np.uint8).reshape(-1, SIZE)
-        old_fps = np.frombuffer(previous.fps, dtype=np.uint8).reshape(-1, SIZE)
-        hashes = np.empty((count, SIZE), dtype=np.uint8)
-        fps = np.empty((count, SIZE), dtype=np.uint8)
+        positions = array("Q", bytes(24 * count))
+        hashes, fps = bytearray(SIZE * count), bytearray(SIZE * count)
+        old_positions, old_hashes, old_fps = previous.positions, previous.hashes, previous.fps
         for new, old, length in splice.runs:
-            positions[new : new + length] = previous.positions[old : old + length]
-            hashes[new : new + length] = old_hashes[old : old + length]
-            fps[new : new + length] = old_fps[old : old + length]
+            positions[3 * new : 3 * (new + length)] = old_positions[3 * old : 3 * (old + length)]
+            hashes[SIZE * new : SIZE * (new + length)] = old_hashes[
+                SIZE * old : SIZE * (old + length)
+            ]
+            fps[SIZE * new : SIZE * (new + length)] = old_fps[SIZE * old : SIZE * (old + length)]
         blake2b = hashlib.blake2b
         with open(self.folder / RECORDS, "r+b") as out:
             out.truncate(previous.size)  # what a stopped build appended is not indexed
@@ -293,23 +292,23 @@ class LinkStore:
             parts: list[bytes] = []
             for at in splice.fresh:
                 r = records[splice.ids[at]]
-                positions[at] = (offset, len(r.subject), len(r.extra))
-                fps[at] = np.frombuffer(blake2b(r.subject, digest_size=SIZE).digest(), np.uint8)
+                positions[3 * at : 3 * at + 3] = array("Q", (offset, len(r.subject), len(r.extra)))
+                fps[SIZE * at : SIZE * (at + 1)] = blake2b(r.subject, digest_size=SIZE).digest()
                 whole = blake2b(r.subject + r.extra, digest_size=SIZE).digest()
-                hashes[at] = np.frombuffer(whole, np.uint8)
+                hashes[SIZE * at : SIZE * (at + 1)] = whole
                 parts += (r.subject, r.extra)
                 offset += len(r.subject) + len(r.extra)
             out.write(b"".join(parts))
-        live = int(positions[:, 1].sum() + positions[:, 2].sum()) if count else 0
-        fingerprints = fps.tobytes()
-        self._index(key, splice.ids, positions, hashes.tobytes(), fingerprints, state, offset, live)
+        live = sum(positions[1::3]) + sum(positions[2::3])
+        fingerprints = bytes(fps)
+        self._index(key, splice.ids, positions, bytes(hashes), fingerprints, state, offset, live)
         return fingerprints
 
     def _index(
         self,
         key: str,
         ids: Sequence[str],
-        positions: np.ndarray,
+        positions: array,
         hashes: bytes,
         fps: bytes,
         state: Mapping[str, Any],
@@ -342,14 +341,13 @@ def spliced_fingerprints(
 ) -> bytes:
     """The fingerprints of `splice`'s subjects, the old ones' kept (`LinkStore.update`
     gives the same while it writes)."""
-    old = np.frombuffer(previous.fps, dtype=np.uint8).reshape(-1, SIZE)
-    fps = np.empty((len(splice.ids), SIZE), dtype=np.uint8)
+    old, fps = previous.fps, bytearray(SIZE * len(splice.ids))
     for new, at, length in splice.runs:
-        fps[new : new + length] = old[at : at + length]
+        fps[SIZE * new : SIZE * (new + length)] = old[SIZE * at : SIZE * (at + length)]
     for at in splice.fresh:
         digest = hashlib.blake2b(records[splice.ids[at]].subject, digest_size=SIZE).digest()
-        fps[at] = np.frombuffer(digest, np.uint8)
-    return fps.tobytes()
+        fps[SIZE * at : SIZE * (at + 1)] = digest
+    return bytes(fps)
 
 
 @contextmanager
@@ -363,7 +361,7 @@ def _removed_on_error(path: Path) -> Iterator[None]:
 
 def worth_rewriting(previous: Previous, appended: int) -> bool:
     """Would the records file, with `appended` bytes more, be mostly garbage?"""
-    live = int(previous.positions[:, 1].sum() + previous.positions[:, 2].sum())
+    live = sum(previous.positions[1::3]) + sum(previous.positions[2::3])
     return previous.size + appended > 2 * live + (64 << 20)
 
 
@@ -388,17 +386,15 @@ class Splice:
     def matches(self) -> tuple[array, array]:
         """For each new subject, its old index (-1 for none), and the end of the run of
         subjects from it whose old ones followed each other too (`export.reuse.run_ends`),
-        made a run at a time rather than a subject at a time."""
+        made a run at a time rather than a subject at a time. The runs are maximal: a
+        removed or a fresh subject is between any two of them."""
         count = len(self.ids)
-        found = np.full(count, -1, dtype=np.int64)
+        found = array("q", [-1]) * count
+        ends = array("q", range(1, count + 1))
         for new, old, length in self.runs:
-            found[new : new + length] = np.arange(old, old + length, dtype=np.int64)
-        breaks = np.ones(count, dtype=bool)  # does a run end after this subject?
-        if count > 1:
-            breaks[:-1] = found[1:] != found[:-1] + 1
-        ends_after = np.flatnonzero(breaks)
-        ends = ends_after[np.searchsorted(ends_after, np.arange(count))] + 1
-        return array("q", found.tobytes()), array("q", ends.astype(np.int64).tobytes())
+            found[new : new + length] = array("q", range(old, old + length))
+            ends[new : new + length] = array("q", [new + length]) * length
+        return found, ends
 
 
 def splice(

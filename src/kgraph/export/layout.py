@@ -20,11 +20,14 @@ import sys
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kgraph.atomic import read_sealed, write_sealed
+
+if TYPE_CHECKING:  # numpy is imported where a layout is computed: a build without the
+    import numpy as np  # page, or with a remembered layout, never loads it (0.2 s)
 
 SPACING = 140.0  # ideal edge length in the page's pixels at zoom 1 (a label is ~120px wide)
 RING = 100.0  # vertical radius of the first ring of leaves around their node
@@ -116,7 +119,7 @@ class Remembered:
         warm: Mapping[str, tuple[float, float]] | None = None,
         anchors: Collection[str] = (),
     ) -> Positions:
-        inputs = [_CODE, list(nodes), list(edges), sorted((warm or {}).items()), sorted(anchors)]
+        inputs = [_code(), list(nodes), list(edges), sorted((warm or {}).items()), sorted(anchors)]
         key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
         found = self.old.get(key)
         if found is None or found.keys() != set(nodes):  # a file edited by hand: not a layout
@@ -130,10 +133,16 @@ class Remembered:
             write_sealed(self.path, data)
 
 
-# What else the positions depend on: this module's code, numpy's arithmetic and Python's.
-_CODE = hashlib.sha256(
-    Path(__file__).read_bytes() + f"\0{np.__version__}\0{sys.version_info[:2]}".encode()
-).hexdigest()
+@cache
+def _code() -> str:
+    """What else the positions depend on: this module's code, numpy's arithmetic and
+    Python's."""
+    from importlib.metadata import version
+
+    numpy = version("numpy")
+    return hashlib.sha256(
+        Path(__file__).read_bytes() + f"\0{numpy}\0{sys.version_info[:2]}".encode()
+    ).hexdigest()
 
 
 def _leaves(adjacency: Mapping[str, set[str]]) -> dict[str, str]:
@@ -194,6 +203,8 @@ def _island(
     warm: Mapping[str, tuple[float, float]],
 ) -> dict[str, tuple[float, float]]:
     """Lay out one connected core component, then hang its leaves around it."""
+    import numpy as np
+
     radius = {n: _orbit_radius(len(orbiting.get(n, ()))) * (1 + WIDE) / 2 for n in component}
     core_pos = _force(component, adjacency, radius, warm)
     placed = dict(core_pos)
@@ -247,6 +258,8 @@ def _force(
     warm: Mapping[str, tuple[float, float]],
 ) -> dict[str, tuple[float, float]]:
     """Fruchterman-Reingold with node sizes, vectorised and capped in total work."""
+    import numpy as np
+
     n = len(component)
     if n == 1:
         return {component[0]: (0.0, 0.0)}
@@ -307,6 +320,8 @@ def _warm_start(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Start from the warm positions, stretched to this layout's node sizes; other nodes
     start at the mean of their placed neighbours (or where the random start put them)."""
+    import numpy as np
+
     wx = np.array([warm[component[i]][0] for i in known], dtype=np.float32)
     wy = np.array([warm[component[i]][1] for i in known], dtype=np.float32)
     spread = float(np.sqrt(((wx - wx.mean()) ** 2 + (wy - wy.mean()) ** 2).mean())) or 1.0
@@ -329,6 +344,8 @@ def _warm_start(
 
 def _repulsion(x: np.ndarray, y: np.ndarray, half: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every pair pushes apart with ideal²/distance, in row chunks to bound memory."""
+    import numpy as np
+
     n = len(x)
     sx = np.zeros(n, dtype=np.float32)
     sy = np.zeros(n, dtype=np.float32)
