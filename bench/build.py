@@ -5,25 +5,34 @@ runs, for each size:
 
 - floor       reading every digest and running one regex over it;
 - kgraph      a clean `kgraph build` in one process writing the data outputs (Turtle,
-              N-Triples, JSON-LD, JSON), without the extraction cache;
-- kgraph -j 2 the same with two processes (and the cache written, for the next run);
+              N-Triples, JSON-LD, JSON), without the extraction cache; its triple count
+              (the lines of its graph.nt) is printed;
+- kgraph ttl  the same writing Turtle alone: the baseline's one output, for the fair
+              comparison (the same entries in, one Turtle file out);
+- kgraph -j 2 the same as kgraph with two processes (and the caches written, for the
+              next run);
 - +1 digest   adding one new digest (a day's worth) to that build: an incremental rebuild
-              in one process that extracts only the new digest, links everything again,
-              and copies the unchanged subjects' blocks from the last outputs;
+              in one process that extracts only the new digest, links only the PRs and
+              entities it reaches (`kgraph.delta`), and writes only the subjects that
+              changed, copying the others' blocks from the last outputs;
+- +1 moved    the digests of that build copied to a new folder (outside the timing), and
+              one more new digest: a pipeline that checks the digests out afresh each run;
 - kgraph+html the default build with every output, including the HTML page (only up to
               --html-max entries), which writes the cache like any default build;
 - +1 +html    adding the same digest to that default build: the daily build of a team
               that publishes the page too;
 - baseline    bench/naive.py, the afternoon rdflib script (Graph.add per triple, then
               serialize), measured up to --baseline-max entries and extrapolated linearly
-              beyond, marked "~".
+              beyond, marked "~". It reads the same entries (the row says how many) and
+              prints its triple count.
 
 Each is a separate process: wall time (median of --repeat runs; --repeat-large runs from
 100k entries up), entries/s, peak RSS of the largest process of its tree, the peak memory of
 the whole tree (its processes' PSS, summed: what `-j` workers add, which the largest
 process alone does not show), and CPU seconds;
-then the ratios kgraph/baseline, kgraph/floor, +1 digest/kgraph and +1 +html/kgraph+html
-from this same run.
+then the ratios from this same run: baseline÷kgraph ttl and baseline÷kgraph (the
+baseline's time over kgraph's), kgraph/floor, +1 digest/kgraph, +1 moved/kgraph and
++1 +html/kgraph+html.
 The runs go in rounds, one of each variant a round, so that a slow spell of a shared
 machine slows all of them rather than every run of one: compare the ratios.
 
@@ -41,7 +50,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,14 +184,32 @@ def corpus(work: Path, entries: int, seed: int) -> Path:
     return folder
 
 
-def new_digest(work: Path, seed: int) -> Path:
-    """One more day's digest, for the incremental run: generated with another seed, so its
-    reviews are new (some of them of PRs the corpus already has)."""
+def new_digests(work: Path, seed: int) -> tuple[Path, Path]:
+    """Two more days' digests, for the incremental runs: generated with another seed, so
+    their reviews are new (some of them of PRs the corpus already has)."""
     folder = work / f"extra-{seed}"
     if not (folder / ".complete").exists():
-        generate(folder, 16, seed + 1000)
+        generate(folder, 40, seed + 1000)
         (folder / ".complete").write_text("done\n")
-    return sorted(folder.rglob("*.txt"))[0]
+    first, second, *_ = sorted(folder.rglob("*.txt"))
+    return first, second
+
+
+def moved(folder: Path, checkout: Path, *extras: Path) -> None:
+    """The corpus and `extras` copied to a new folder, as a pipeline checks them out: the
+    corpus into `digests/`, the extra digests, under their names, into `extra/`, so that
+    they are read in the order they were before (the corpus first)."""
+    shutil.rmtree(checkout, ignore_errors=True)
+    shutil.copytree(folder, checkout / "digests", ignore=shutil.ignore_patterns(".complete"))
+    (checkout / "extra").mkdir()
+    for extra in extras:
+        shutil.copy(extra, checkout / "extra" / extra.name)
+
+
+def triples(out: Path) -> int:
+    """The triples of a build: the lines of its N-Triples file."""
+    with open(out / "graph.nt", "rb") as nt:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: nt.read(1 << 20), b""))
 
 
 def kgraph(*args: str) -> list[str]:
@@ -227,33 +257,51 @@ def main(argv: list[str] | None = None) -> None:
     for size in sizes:
         folder = corpus(work, size, args.seed)
         out = work / "out"
-        extra = new_digest(work, args.seed)
-        variants = [
-            ("floor", [sys.executable, "-c", FLOOR, str(folder)], True),
-            ("kgraph", kgraph(str(folder), "-o", str(out), "--no-cache", *DATA_OUTPUTS), True),
-            ("kgraph -j 2", kgraph(str(folder), "-o", str(out), "-j", "2", *DATA_OUTPUTS), True),
-            # Adds the digest to the -j 2 build just made: yesterday's outputs, its
-            # extraction cache and output index.
-            ("+1 digest", kgraph(str(folder), str(extra), "-o", str(out), *DATA_OUTPUTS), False),
+        extra, another = new_digests(work, args.seed)
+        checkout = work / "checkout"
+        to = ("-o", str(out))
+        # (label, command, from an empty output folder, what to do first)
+        variants: list[tuple[str, list[str], bool, Callable[[], object] | None]] = [
+            ("floor", [sys.executable, "-c", FLOOR, str(folder)], True, None),
+            ("kgraph", kgraph(str(folder), *to, "--no-cache", *DATA_OUTPUTS), True, None),
+            ("kgraph ttl", kgraph(str(folder), *to, "--no-cache", "--only", "turtle"), True, None),
+            ("kgraph -j 2", kgraph(str(folder), *to, "-j", "2", *DATA_OUTPUTS), True, None),
+            # Adds a digest to the -j 2 build just made: yesterday's outputs, its
+            # extraction cache, link store and output index.
+            ("+1 digest", kgraph(str(folder), str(extra), *to, *DATA_OUTPUTS), False, None),
+            # The same digests and one more, checked out afresh into a new folder.
+            (
+                "+1 moved",
+                kgraph(str(checkout), *to, *DATA_OUTPUTS),
+                False,
+                partial(moved, folder, checkout, extra, another),
+            ),
         ]
         if size <= args.html_max:
-            variants.append(("kgraph+html", kgraph(str(folder), "-o", str(out)), True))
+            variants.append(("kgraph+html", kgraph(str(folder), "-o", str(out)), True, None))
             added = kgraph(str(folder), str(extra), "-o", str(out))
-            variants.append(("+1 +html", added, False))
+            variants.append(("+1 +html", added, False, None))
         if size <= args.baseline_max:
             naive = [sys.executable, str(ROOT / "bench" / "naive.py"), str(folder)]
-            variants.append(("baseline", [*naive, str(work / "b.ttl")], True))
-        runs: dict[str, list[Run]] = {label: [] for label, _, _ in variants}
+            variants.append(("baseline", [*naive, str(work / "b.ttl")], True, None))
+        runs: dict[str, list[Run]] = {label: [] for label, *_ in variants}
+        counted: dict[str, int] = {}
         # In rounds of one run of each: a slow spell of a shared machine then falls on
         # every variant alike, not on all the runs of one, and the ratios stay fair.
         for _ in range(args.repeat if size < 100_000 else args.repeat_large):
-            for label, command, fresh in variants:
+            for label, command, fresh, first in variants:
                 if fresh:
                     shutil.rmtree(out, ignore_errors=True)
+                if first is not None:
+                    first()
                 runs[label].append(measure(command))
-        for label, _, _ in variants:
+                if label == "kgraph":
+                    counted[label] = triples(out)
+        for label, *_ in variants:
             results[label, size] = run = median(runs[label])
             shown = "" if label == "floor" else f"   {run.output}"
+            if label in counted:
+                shown += f"; {counted[label]} triples"
             print(row(label, size, run) + shown, flush=True)
         if size <= args.baseline_max:
             baseline_measured = (size, results["baseline", size])
@@ -270,30 +318,34 @@ def main(argv: list[str] | None = None) -> None:
             print(row("baseline", size, run, estimated=True) + "   (linear from "
                   f"{base_size:,} entries)", flush=True)  # fmt: skip
 
-    print("\nratios (this run):")
+    print("\nratios (this run; baseline÷kgraph is the baseline's time over kgraph's):")
     print(
-        f"{'entries':>8}  {'kgraph/baseline':>16} {'-j 2/baseline':>14} {'kgraph/floor':>13}"
-        f" {'+1 digest/kgraph':>17} {'+1 +html/kgraph+html':>21}"
+        f"{'entries':>8}  {'baseline÷ttl':>13} {'baseline÷kgraph':>16} {'baseline÷-j 2':>14}"
+        f" {'kgraph/floor':>13} {'+1/kgraph':>10} {'+1 moved/kgraph':>16}"
+        f" {'+1 +html/+html':>15}"
     )
     for size in sizes:
-        k, k2 = results["kgraph", size], results["kgraph -j 2", size]
+        k, k2, ttl = (results[label, size] for label in ("kgraph", "kgraph -j 2", "kgraph ttl"))
         base = results.get(("baseline", size))
         mark = "~" if base and base.output == "extrapolated" else ""
-        vs_base = f"{k.wall / base.wall:.2f}{mark}" if base else "-"
-        vs_base2 = f"{k2.wall / base.wall:.2f}{mark}" if base else "-"
+        ratios = [f"{base.wall / r.wall:.2f}{mark}" if base else "-" for r in (ttl, k, k2)]
         vs_floor = k.wall / results["floor", size].wall
         incremental = results["+1 digest", size].wall / k.wall
+        moved_ratio = results["+1 moved", size].wall / k.wall
         with_page = results.get(("+1 +html", size))
         daily = f"{with_page.wall / results['kgraph+html', size].wall:.2f}" if with_page else "-"
         print(
-            f"{size:>8,}  {vs_base:>16} {vs_base2:>14} {vs_floor:>13.1f} {incremental:>17.2f}"
-            f" {daily:>21}"
+            f"{size:>8,}  {ratios[0]:>13} {ratios[1]:>16} {ratios[2]:>14} {vs_floor:>13.1f}"
+            f" {incremental:>10.2f} {moved_ratio:>16.2f} {daily:>15}"
         )
     if len(sizes) > 1:
-        first, last = sizes[0], sizes[-1]
         for label in ("kgraph", "kgraph -j 2"):
-            growth = results[label, last].wall / results[label, first].wall
-            print(f"{label}: time grows {growth:.1f}x for {last / first:.0f}x the entries.")
+            for first, last in pairwise(sizes):
+                growth = results[label, last].wall / results[label, first].wall
+                print(
+                    f"{label}: time grows {growth:.1f}x from {first:,} to {last:,} entries "
+                    f"({last / first:.0f}x)."
+                )
 
 
 if __name__ == "__main__":

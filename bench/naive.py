@@ -56,6 +56,7 @@ def entries(text: str) -> tuple[str | None, str | None, list[tuple[int, str, str
 
 def main(corpus: str, out: str) -> None:
     graph = Graph()
+    read = 0
     graph.bind("kg", KG)
     graph.bind("dcterms", DCTERMS)
     for path in sorted(Path(corpus).rglob("*.txt")):
@@ -66,6 +67,7 @@ def main(corpus: str, out: str) -> None:
         if date:
             graph.add((digest, DCTERMS.date, Literal(date, datatype=XSD.date)))
         scope = repo or "_"
+        read += len(found)
         for line, title, summary in found:
             pr = node("pr", scope, hashlib.sha1(title.encode()).hexdigest()[:12])
             entry = node("entry", path.name, str(line))
@@ -91,7 +93,7 @@ def main(corpus: str, out: str) -> None:
                 graph.add((issue, KG.number, Literal(int(number))))
                 graph.add((pr, KG.references, issue))
     graph.serialize(destination=out, format="turtle")
-    print(f"{len(graph)} triples")
+    print(f"{read} entries, {len(graph)} triples")
 
 
 if __name__ == "__main__":

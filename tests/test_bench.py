@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -18,29 +19,34 @@ def test_bench_refuses_to_start_without_the_disk_it_needs(tmp_path) -> None:
 
 
 def test_bench_runs_every_variant_in_rounds_and_adds_one_digest(tmp_path, capsys) -> None:
-    """A small run end to end: each variant's row, the incremental run adding exactly the
-    new digest to the -j 2 build made just before it in the same round, and the ratios."""
+    """A small run end to end: each variant's row, the incremental runs adding exactly the
+    new digest to the -j 2 build made just before them in the same round (one from a new
+    folder), linking only what it reaches, both sides' triple counts, and the ratios."""
     build.main(["--sizes", "100", "--repeat", "2", "--work", str(tmp_path)])
     printed = capsys.readouterr().out
-    table, ratios_table = printed.split("ratios (this run):")
+    table, ratios_table = printed.split("ratios (this run")
     lines = table.splitlines()
     rows = {line[10:26].strip(): line for line in lines if line.startswith("     100")}
     assert list(rows) == [
         "floor",
         "kgraph",
+        "kgraph ttl",
         "kgraph -j 2",
         "+1 digest",
+        "+1 moved",
         "kgraph+html",
         "+1 +html",
         "baseline",
     ]
     assert "100 entries" in rows["kgraph"] and "100 entries" in rows["kgraph -j 2"]
-    for added in ("+1 digest", "+1 +html"):  # to the build made just before, in its round
-        assert "1 digests extracted" in rows[added]
-        assert "of the output copied" in rows[added]
-    assert "triples" in rows["baseline"]
+    for added in ("+1 digest", "+1 moved", "+1 +html"):  # to the build just before them
+        assert "1 digests extracted" in rows[added], rows[added]
+        assert "PRs linked again" in rows[added] and "of the output copied" in rows[added]
+    assert "2 digests" not in rows["+1 moved"] and ", 0 removed" in rows["+1 moved"]
+    assert re.search(r"; \d+ triples$", rows["kgraph"])
+    assert re.search(r"100 entries, \d+ triples$", rows["baseline"])  # the same entries
     ratios = ratios_table.splitlines()
-    assert ratios[2].split()[0] == "100" and len(ratios[2].split()) == 6
+    assert ratios[2].split()[0] == "100" and len(ratios[2].split()) == 8
 
 
 def test_tree_memory_counts_what_forked_children_hold_apart(tmp_path) -> None:

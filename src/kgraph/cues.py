@@ -160,6 +160,10 @@ class CueGate:
     by_needle: dict[str, tuple[int, ...]] = field(default_factory=dict)
     rest: dict[int, tuple[frozenset[str], ...]] = field(default_factory=dict)
     automaton: ahocorasick.Automaton | None = None
+    # Needles of one character (a blank, a backtick, "/", "用") are in nearly every text:
+    # the automaton reported each occurrence, two thirds of its matches, for Python to put
+    # in a set. `in` finds each of them in C instead.
+    letters: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, expressions: Sequence[str]) -> CueGate:
@@ -179,9 +183,11 @@ class CueGate:
                 gate.rest[index] = others
             needles.update(n for r in found for n in r)
         gate.by_needle = {needle: tuple(indexes) for needle, indexes in cues_of.items()}
-        if needles:
+        gate.letters = tuple(sorted(n for n in needles if len(n) == 1))
+        words = sorted(n for n in needles if len(n) > 1)
+        if words:
             gate.automaton = ahocorasick.Automaton(ahocorasick.STORE_ANY, ahocorasick.KEY_STRING)
-            for needle in sorted(needles):
+            for needle in words:
                 gate.automaton.add_word(needle, needle)
             gate.automaton.make_automaton()
         return gate
@@ -189,11 +195,14 @@ class CueGate:
     def candidates(self, *texts: str) -> set[int]:
         """Indexes of the cues that may match one of `texts`; a superset, never fewer."""
         found = set(self.always)
-        if self.automaton is None:
+        if self.automaton is None and not self.letters:
             return found
         rest, by_needle = self.rest, self.by_needle
         for text in dict.fromkeys(texts):
-            present = {needle for _, needle in self.automaton.iter(text.casefold())}
+            folded = text.casefold()
+            present = {letter for letter in self.letters if letter in folded}
+            if self.automaton is not None:
+                present.update(needle for _, needle in self.automaton.iter(folded))
             for needle in present:
                 for index in by_needle.get(needle, ()):
                     others = rest.get(index)
