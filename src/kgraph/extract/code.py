@@ -119,8 +119,10 @@ def classify(span: str, before: str = "", repo: str | None = None) -> tuple[Kind
     lets `VLLM_FOO` be recognised as vLLM's environment variable. The key of a file is
     its path, of a symbol its qualified name as written, without call parentheses.
     """
-    cued = bool(before) and bool(ALL_CAPS.match(span.strip())) and bool(
-        ENV_CONTEXT.search(before[-30:])
+    cued = (
+        bool(before)
+        and bool(ALL_CAPS.match(span.strip()))
+        and bool(ENV_CONTEXT.search(before[-30:]))
     )
     if len(span) > 200:  # not remembered: hostile input may hold thousands of long spans
         return _classified.__wrapped__(span, cued, repo)
