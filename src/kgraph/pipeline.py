@@ -196,6 +196,12 @@ class _Read:
     def digests(self) -> list[Digest]:
         return [d.state.digest() for d in self.inputs]
 
+    def release(self) -> None:
+        """Let the extractions go, once linked: the graph holds what the outputs need."""
+        for given in self.inputs:
+            given.extracted = None
+        self.corpus.extracted.clear()
+
 
 def _read(
     inputs: Sequence[str],
@@ -386,6 +392,7 @@ def _run(
         del items
         for source, coupling in couplings:
             _add_coupling(linked, source, coupling)
+    read.release()
     removed = read.corpus.finish(cache)
     built = time.perf_counter()
     stages["link"] = built - linking
