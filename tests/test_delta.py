@@ -274,6 +274,14 @@ CASES: dict[str, tuple[list[dict], list[dict]]] = {
         ],
         [_entry("Move evict", "`policy.py` 的 `evict()` 也有一份。")],
     ),
+    # A bare name is code once the corpus backticks it: the PR writing it bare gains it.
+    "a bare name becomes code": (
+        [
+            _entry("Split results", "The LookupResult now carries its block ids."),
+            _entry("Other work", "`elsewhere.py` again."),
+        ],
+        [_entry("Lookup rework", "`LookupResult` gains a field.")],
+    ),
     # Two PRs shared `flush`; a third and a fourth make it a hub (--share-limit 3).
     "shared code becomes a hub": (
         [

@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 from kgraph.cache import ExtractedDigest, ExtractionCache, cache_key
 from kgraph.catalog import Knowledge
-from kgraph.extract import EXTRACTORS, extract_digest
+from kgraph.extract import EXTRACTORS, Remembered, extract_digest
 from kgraph.ingest import Passed, display_name, expand_inputs, read_digest
 from kgraph.interrupt import checkpoint, leave_stops_to_parent, signals_held
 from kgraph.limits import MAX_DIGEST_BYTES
@@ -41,6 +41,8 @@ class DigestReader:
     # (file name, sha256) of the digests the last build's link state holds: they are
     # neither read back nor extracted, unless the linker asks (`kgraph.delta`).
     known: frozenset[tuple[str, str]] = frozenset()
+    # What each entry gave, for the build (`extract.extract_digest`); emptied once read.
+    remembered: Remembered = field(default_factory=dict, compare=False, repr=False)
 
     def read_path(self, path: str) -> tuple[ExtractedDigest, str]:
         """The digest's extraction and its cache key ("" for a file that cannot be read)."""
@@ -63,7 +65,9 @@ class DigestReader:
         result = read_digest(data, source, self.forced)
         checkpoint()  # a stop whose exception a library swallowed (kgraph.interrupt)
         stopped: list[Problem] = []
-        mentions = extract_digest(result.entries, EXTRACTORS, self.knowledge, stopped)
+        mentions = extract_digest(
+            result.entries, EXTRACTORS, self.knowledge, stopped, self.remembered
+        )
         sha = result.digest.sha256 if result.digest else ""
         value = ExtractedDigest(result, tuple(mentions), tuple(stopped), sha)
         # A cue stopped by its timeout depends on the machine's speed: not kept, so that

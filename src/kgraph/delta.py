@@ -67,7 +67,8 @@ from kgraph.link import (
     voting_keys,
 )
 from kgraph.linkstore import Damaged, Previous, Record, make_record, node_from, node_tuple
-from kgraph.model import Digest, Problem, Severity
+from kgraph.model import Digest, Mention, Problem, Severity
+from kgraph.recognize import candidates, is_backticked, settle_bare_names
 from kgraph.resolve import Resolver
 
 OWNED_KINDS = frozenset({"PullRequest", "Entry", "Mention"})  # made by one PR alone
@@ -159,14 +160,42 @@ class DigestInput:
     extracted: ExtractedDigest | None = None
 
 
+def bare_names(items: Iterable[ExtractedEntry]) -> dict[str, Any]:
+    """What settles the bare names of the corpus (`kgraph.recognize`): how many entries
+    backtick each symbol, and the titles of the entries holding each bare candidate."""
+    backticked: dict[str, int] = defaultdict(int)
+    held: dict[str, dict[str, int]] = defaultdict(dict)
+    for item in items:
+        _count_bare(backticked, held, item.mentions, normalize_title(item.entry.title), 1)
+    return {"backticked": dict(backticked), "candidates": dict(held)}
+
+
+def _count_bare(
+    backticked: dict[str, int],
+    held: dict[str, dict[str, int]],
+    mentions: Iterable[Mention],
+    title: str,
+    step: int,
+) -> None:
+    mentions = list(mentions)
+    for key in {m.key for m in mentions if is_backticked(m)}:
+        if (n := backticked.get(key, 0) + step) > 0:
+            backticked[key] = n
+        else:
+            backticked.pop(key, None)
+    _count(held, candidates(mentions), title, step)
+
+
 def state_of(
     linked: Linked,
     digests: Sequence[DigestInput],
     resolvers: Mapping[str, Resolver],
     kinds: dict[str, int],
     edges: int,
+    bare: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The corpus-wide state of a clean link (see `kgraph.linkstore`)."""
+    """The corpus-wide state of a clean link (see `kgraph.linkstore`); `bare` is
+    `bare_names` of the entries as extracted, before their bare names were settled."""
     pr_of = {entry_id(item): pr.id for pr in linked.prs for item in pr.items}
     rows = []
     for d in digests:
@@ -205,6 +234,7 @@ def state_of(
         "names": {scope: dict(groups) for scope, groups in names.items()},
         "counts": dict(kinds),
         "edges": edges,
+        **bare,
     }
 
 
@@ -409,6 +439,7 @@ class Relinker:
         self.digests = list(digests)
         self.options = options
         self.resolvers = resolvers
+        self.indexes = [resolver.index for resolver in resolvers.values()]
         self.load = load
         self.entities: dict[str, EntityState] = {}
         self.extractions: dict[tuple[str, str], dict[int, ExtractedEntry]] = {}
@@ -459,6 +490,8 @@ class Relinker:
     def items(
         self, titles: Iterable[str], table: Mapping[str, list[tuple[DigestState, int]]]
     ) -> list[ExtractedEntry]:
+        """The entries of these titles, their bare names settled as this build's corpus
+        settles them, or, given the last build's table, as the last build's did."""
         found = []
         for title in sorted(titles):
             for digest, line in table.get(title, ()):
@@ -466,7 +499,11 @@ class Relinker:
                 if line not in entries:
                     raise CannotRelink(f"{digest.source}:{line} is not in its extraction")
                 found.append(entries[line])
-        return found
+        return self.settled(found, old=table is self.old_titles)
+
+    def settled(self, items: Sequence[ExtractedEntry], old: bool) -> list[ExtractedEntry]:
+        names = self.old_backticked if old else self.state["backticked"]
+        return settle_bare_names(items, self.indexes, names)
 
     def pieces(
         self,
@@ -539,12 +576,19 @@ class Relinker:
         for name in self.packages.keys() | self.old_packages.keys():
             if self.packages.get(name) != self.old_packages.get(name):
                 self.affected |= set(heads.get(name, ()))
+        # A name backticked for the first or the last time settles every bare one.
+        backticked, held = self.state["backticked"], self.state["candidates"]
+        self.old_backticked = frozenset(backticked)
         for rows, step in ((self.removed, -1), ([d.state for d in self.added], 1)):
             for row in rows:
                 entries = self.entries_of(row, self.inputs.get(row.id) if step > 0 else None)
                 for line, title, repo, _ in row.entries:
+                    mentions = entries[line].mentions
                     if not repo:
-                        _count(heads, path_heads(entries[line].mentions), title, step)
+                        _count(heads, path_heads(mentions), title, step)
+                    _count_bare(backticked, held, mentions, title, step)
+        for key in self.old_backticked ^ backticked.keys():
+            self.affected |= set(held.get(key, ()))
 
     def _repositories(self) -> None:
         """The repositories each code name is seen in, and the titles whose PRs vote with
@@ -625,22 +669,28 @@ class Relinker:
                 pr_id = self.old_pr_of[(d.id, line)]
                 if pr_id not in counted_old:
                     old_items[pr_id].append(self.entries_of(d, self.inputs.get(d.id))[line])
-        new = {pr.id: pr for pr in self.new_prs if pr.id not in counted_new}
-        signature_new = {
-            pid: (pr.repo, sorted(entry_id(i) for i in pr.items)) for pid, pr in new.items()
-        }
         for pr_id, items in old_items.items():
-            old = self.old_pr(pr_id)
-            same = signature_new.get(pr_id) == (old.repo, sorted(entry_id(i) for i in items))
+            old_items[pr_id] = self.settled(items, old=True)
+        new = {pr.id: pr for pr in self.new_prs if pr.id not in counted_new}
+        for pr_id, items in old_items.items():
+            old = PullRequest(self.old_pr(pr_id).repo, None, items, "")
             counted_old.add(pr_id)
-            if same:
-                counted_new.add(pr_id)
+            made = new.get(pr_id)
+            if (
+                made is not None
+                and made.repo == old.repo
+                and self._names_of(made) == self._names_of(old)
+            ):
+                counted_new.add(pr_id)  # the same names in the same repository: no change
                 del new[pr_id]
                 continue
-            self._count_pr(PullRequest(old.repo, None, items, ""), -1, tables, snapshots)
+            self._count_pr(old, -1, tables, snapshots)
         for pr_id, pr in new.items():
             counted_new.add(pr_id)
             self._count_pr(pr, 1, tables, snapshots)
+
+    def _names_of(self, pr: PullRequest) -> tuple[set[str], set[str]]:
+        return merged_names(pr, self.resolvers.get(pr.repo or ""))
 
     def _count_pr(
         self,
@@ -649,7 +699,7 @@ class Relinker:
         tables: Mapping[str, Any],
         snapshots: dict[tuple[str, Any, str], frozenset[str]],
     ) -> None:
-        files, symbols = merged_names(pr, self.resolvers.get(pr.repo or ""))
+        files, symbols = self._names_of(pr)
         for table, keys, group_of in (
             ("paths", files, _basename),
             ("names", symbols, lambda name: owner_and_name(name)[1]),

@@ -165,6 +165,7 @@ def build_graph(
     started = time.perf_counter()
     reader = DigestReader(options.input_format, options.link.knowledge, cache)
     read = _read(inputs, reader, {}, options.jobs, progress, written)
+    reader.remembered.clear()
     checkpoint()
     progress.stage("linking")
     read_at = time.perf_counter()
@@ -367,6 +368,7 @@ def _run(
     reader = DigestReader(options.input_format, options.link.knowledge, cache, frozenset(known))
     written = (*([out_dir] if out_dir is not None else []), *options.written)
     read = _read(inputs, reader, known, options.jobs, progress, written)
+    reader.remembered.clear()  # the linker's to free with the items
     stages: dict[str, float] = {"read": time.perf_counter() - started}
     checkpoint()
     linking = time.perf_counter()
@@ -387,7 +389,10 @@ def _run(
     if relinked is None:
         progress.stage("linking")
         sources = [s.index for s in loaded]
-        items = settle_bare_names(_items(read, reader), sources)
+        raw = _items(read, reader)
+        bare = delta.bare_names(raw) if store is not None else {}
+        items = settle_bare_names(raw, sources)
+        del raw
         linked = link_corpus(items, read.digests(), options.link, sources, store is not None)
         del items
         for source, coupling in couplings:
@@ -414,7 +419,7 @@ def _run(
         else:
             assert linked is not None
             graph = linked.graph
-            export = _linked_export(out_dir, options, linked, read, resolvers, store, key)
+            export = _linked_export(out_dir, options, linked, read, resolvers, store, key, bare)
         exported = export_all(export, out_dir, options.exporters, progress, options.jobs)
         outputs, copied = exported.paths, exported.copied
         problems.extend(
@@ -511,6 +516,7 @@ def _linked_export(
     resolvers: Mapping[str, Resolver],
     store: LinkStore | None,
     key: str,
+    bare: Mapping[str, object],
 ) -> ExportInput:
     graph = linked.graph
     export = ExportInput(
@@ -525,7 +531,9 @@ def _linked_export(
     if store is not None:
         # The store's records are the bytes the fingerprints hash: one pass makes both.
         states = delta.subject_states(linked)
-        state = delta.state_of(linked, read.inputs, resolvers, graph.counts(), graph.edge_count())
+        state = delta.state_of(
+            linked, read.inputs, resolvers, graph.counts(), graph.edge_count(), bare
+        )
         nodes, out = graph.nodes, export.out_edges
 
         def record(node_id: str) -> Record:

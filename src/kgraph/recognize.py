@@ -14,26 +14,26 @@ only the candidates' mentions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Iterable, Sequence
 
 from kgraph.extract.bare import CANDIDATE
 from kgraph.link import ExtractedEntry
-from kgraph.model import Kind
+from kgraph.model import Kind, Mention
 from kgraph.source import SourceIndex
 
 CORPUS, SOURCE = "bare:corpus", "bare:source"
 
 
 def settle_bare_names(
-    items: Sequence[ExtractedEntry], sources: Sequence[SourceIndex] = ()
+    items: Sequence[ExtractedEntry],
+    sources: Sequence[SourceIndex] = (),
+    backticked: Container[str] | None = None,
 ) -> list[ExtractedEntry]:
-    """The entries with each bare candidate kept (and marked how) or dropped."""
-    backticked = {
-        m.key
-        for item in items
-        for m in item.mentions
-        if m.kind is Kind.SYMBOL and not m.detail.startswith("bare")
-    }
+    """The entries with each bare candidate kept (and marked how) or dropped. `backticked`
+    is the corpus's backticked names, when `items` are not the whole corpus (a build that
+    links only what changed: `kgraph.delta`)."""
+    if backticked is None:
+        backticked = backticked_names(items)
     settled: list[ExtractedEntry] = []
     for item in items:
         if not any(m.detail == CANDIDATE for m in item.mentions):
@@ -49,3 +49,17 @@ def settle_bare_names(
                 kept.append(m._replace(detail=SOURCE))
         settled.append(ExtractedEntry(item.entry, item.digest, tuple(sorted(kept))))
     return settled
+
+
+def backticked_names(items: Iterable[ExtractedEntry]) -> set[str]:
+    """The symbols some entry writes as code, not bare: what makes a bare name code."""
+    return {m.key for item in items for m in item.mentions if is_backticked(m)}
+
+
+def is_backticked(mention: Mention) -> bool:
+    return mention.kind is Kind.SYMBOL and not mention.detail.startswith("bare")
+
+
+def candidates(mentions: Iterable[Mention]) -> set[str]:
+    """The names of the bare candidates among `mentions`."""
+    return {m.key for m in mentions if m.detail == CANDIDATE}

@@ -68,19 +68,28 @@ def extract(
     return extract_digest([entry], extractors, knowledge, problems)[0]
 
 
+# The mentions of each (title, summary, repository) extracted so far, for `extract_digest`.
+Remembered = dict[tuple[str, str, str | None], tuple[Mention, ...]]
+
+
 def extract_digest(
     entries: Sequence[Entry],
     extractors: Iterable[Extractor] = EXTRACTORS,
     knowledge: Knowledge | None = None,
     problems: list[Problem] | None = None,
+    remembered: Remembered | None = None,
 ) -> list[tuple[Mention, ...]]:
     """The mentions of each entry of one digest. Entries are extracted one by one; then the
     digest's style settles what only the whole digest shows (`settle_described`). An
     extractor that could not finish an entry (`Incomplete`) gives what it found, and a
-    warning at the entry in `problems`."""
+    warning at the entry in `problems`.
+
+    The extractors read an entry's title, summary and repository alone, and a PR reviewed
+    on several days is often given the same summary (one entry in thirteen of the
+    generated corpus): `remembered` keeps what each gave, for the digests read after."""
     knowledge = knowledge or builtin_knowledge()
     extractors = tuple(extractors)
-    found = [_mentions(entry, extractors, knowledge, problems) for entry in entries]
+    found = [_mentions(entry, extractors, knowledge, problems, remembered) for entry in entries]
     return settle_described([e.text for e in entries], found)
 
 
@@ -89,13 +98,22 @@ def _mentions(
     extractors: Sequence[Extractor],
     knowledge: Knowledge,
     problems: list[Problem] | None,
+    remembered: Remembered | None = None,
 ) -> tuple[Mention, ...]:
+    said = (entry.title, entry.text, entry.repo)
+    if remembered is not None and (known := remembered.get(said)) is not None:
+        return known
     found: list[Mention] = []
+    complete = True
     for extractor in extractors:
         try:
             found.extend(extractor.run(entry, knowledge))
         except Incomplete as gap:
+            complete = False  # not remembered: its warning is the entry's own
             found.extend(gap.mentions)
             if problems is not None:
                 problems.extend(Problem(entry.source, entry.line, r) for r in gap.reasons)
-    return tuple(sorted(found))
+    mentions = tuple(sorted(found))
+    if remembered is not None and complete:
+        remembered[said] = mentions
+    return mentions
