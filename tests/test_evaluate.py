@@ -24,7 +24,7 @@ def run_eval(*args: str) -> tuple[int, str, str]:
 
 def table(stdout: str) -> dict[str, tuple[int, int, int, float, float]]:
     rows = {}
-    for line in stdout.splitlines()[1:]:
+    for line in stdout.split("\n\n")[0].splitlines()[1:]:  # the kinds; pattern tables follow
         kind, gold, found, matched, precision, recall = line.split()[:6]
         rows[kind] = (int(gold), int(found), int(matched), float(precision), float(recall))
     return rows
@@ -202,3 +202,42 @@ def test_evaluate_hostile_gold_or_graph_is_one_line_naming_it_and_exit_1(
     assert line.startswith(f"{hostile}:") and ": error: " in line
     if name == "bad-byte-on-line-3":
         assert line.startswith(f"{hostile}:3: error: not UTF-8 (byte 0xff)")
+
+
+def test_evaluate_patterns_one_by_one_and_at_thresholds(tmp_path: Path) -> None:
+    """The per-pattern rows add up to the patterns row; a higher threshold keeps fewer."""
+    out = tmp_path / "out"
+    corpus = Path(__file__).parent / "data" / "patterns" / "tune"
+    code = (
+        CliRunner()
+        .invoke(
+            cli,
+            [
+                "build",
+                str(corpus),
+                "-o",
+                str(out),
+                "-q",
+                "--only",
+                "json",
+                "--pattern-threshold",
+                "0",
+            ],
+            catch_exceptions=False,
+        )
+        .exit_code
+    )
+    assert code == 0
+    code, stdout, _ = run_eval("--gold", str(corpus / "gold.json"), str(out))
+    assert code == 0
+    kinds, by_pattern, thresholds = stdout.strip().split("\n\n")
+    total = table(kinds)["patterns"]
+    rows = [line.split() for line in by_pattern.splitlines()[1:]]
+    assert {r[0] for r in rows} >= {"fail-fast-validation", "sentinel-value"}
+    for column in (1, 2, 3):  # gold, found, matched
+        assert sum(int(r[column]) for r in rows) == total[column - 1]
+    levels = [line.split() for line in thresholds.splitlines()[1:]]
+    found = [int(level[1]) for level in levels]
+    assert [float(level[0]) for level in levels] == sorted(float(level[0]) for level in levels)
+    assert found == sorted(found, reverse=True) and found[0] > found[-1]
+    assert float(levels[0][3]) < float(levels[-1][3])  # precision rises with the threshold

@@ -36,7 +36,7 @@ from kgraph import outputs, remote, results
 from kgraph import push as pushing
 from kgraph import query as queries
 from kgraph.atomic import write_atomic
-from kgraph.catalog import load_knowledge
+from kgraph.catalog import DEFAULT_PATTERN_THRESHOLD, load_knowledge
 from kgraph.diff import GraphDiff, diff_outputs
 from kgraph.errors import EXIT_OK, EXIT_PROBLEMS, UsageError
 from kgraph.export import EXPORTERS, exporter_named, to_bytes
@@ -298,6 +298,7 @@ def build(
     provenance: str = DEFAULT_PROVENANCE,
     catalogs: Sequence[str | os.PathLike[str]] = (),
     topics: Sequence[str | os.PathLike[str]] = (),
+    pattern_threshold: float = DEFAULT_PATTERN_THRESHOLD,
     html_max_nodes: int = DEFAULT_MAX_NODES,
     sources: Sequence[str | SourceSpec] = (),
     coupling: CouplingOptions | None = CouplingOptions(),  # noqa: B008 (frozen, shared)
@@ -343,7 +344,11 @@ def build(
             raise UsageError(
                 f"{coupling.since!r}: expected a day, YYYY-MM-DD", option="--history-since"
             ) from None
-    knowledge = load_knowledge([Path(p) for p in catalogs], [Path(p) for p in topics])
+    if not 0.0 <= pattern_threshold <= 1.0:
+        raise UsageError(f"{pattern_threshold}: from 0 to 1", option="--pattern-threshold")
+    knowledge = load_knowledge(
+        [Path(p) for p in catalogs], [Path(p) for p in topics], pattern_threshold
+    )
     options = BuildOptions(
         base=base,
         input_format=input_format,

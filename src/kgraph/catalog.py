@@ -31,7 +31,16 @@ from kgraph.vocab import KG, NAMESPACES
 SKOS = NAMESPACES["skos"]
 RDF_TYPE = NAMESPACES["rdf"] + "type"
 BUILTIN_PATTERNS = "patterns.ttl"
+BUILTIN_CONCEPTS = "concepts.ttl"
 BUILTIN_TOPICS = "topics.ttl"
+# The confidence a pattern's evidence must reach to be applied, unless the build says
+# otherwise (`--pattern-threshold`): the threshold that maximises F1 on the tune corpus
+# (tests/data/patterns/tune, tests/data/prose/tune, the seeds and dev), measured with
+# bench/pattern_threshold.py.
+DEFAULT_PATTERN_THRESHOLD = 0.55
+# The confidence a kg:cue match (a phrase written for one pattern) gives its pattern, unless
+# the pattern says otherwise (kg:cueWeight, learned by bench/pattern_weights.py).
+CUE_WEIGHT = 0.8
 
 
 class CatalogError(UsageError, ValueError):
@@ -79,9 +88,33 @@ class DesignPattern:
     cues: tuple[Cue, ...]  # kg:cue expressions, then labels as literal phrases
     examples: tuple[Text, ...]
     scheme: str  # the label of its skos:ConceptScheme
+    cue_weight: float = 0.8  # the confidence a match of its own cues gives it (kg:cueWeight)
 
     def label(self, lang: str = "en") -> str:
         return next((t.text for t in self.labels if t.lang == lang), self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class DesignConcept:
+    """One idea reviews state in many words (*reject*, *invalid input*, *early*), shared by
+    the patterns: recognised by its cues in Chinese, English and code spans."""
+
+    id: str
+    labels: tuple[Text, ...]
+    definitions: tuple[Text, ...]
+    cues: tuple[Cue, ...]
+    examples: tuple[Text, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Combination:
+    """Concepts whose cues all occur in one sentence or title give a pattern away, with a
+    weight: the confidence that evidence gives the pattern."""
+
+    name: str  # the local name of its IRI, for reports
+    pattern: str  # a pattern id
+    concepts: tuple[str, ...]  # concept ids
+    weight: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +136,12 @@ class Knowledge:
     # Which cues may match a text.
     cue_gate: CueGate = field(default_factory=CueGate)
     fingerprint: str = ""  # a hash of the catalog and topic files it was loaded from
+    concepts: tuple[DesignConcept, ...] = ()
+    combinations: tuple[Combination, ...] = ()
+    # Every concept's cues in order, with the concept's id; the gate's cue indexes.
+    concept_cues: tuple[tuple[str, Cue], ...] = ()
+    concept_gate: CueGate = field(default_factory=CueGate)
+    pattern_threshold: float = DEFAULT_PATTERN_THRESHOLD
 
     def pattern(self, pattern_id: str) -> DesignPattern | None:
         return next((p for p in self.patterns if p.id == pattern_id), None)
@@ -115,16 +154,32 @@ class Knowledge:
         return self.topic_of.get(_fold(name), name)
 
 
-def load_knowledge(catalogs: Sequence[Path] = (), topics: Sequence[Path] = ()) -> Knowledge:
-    """The built-in catalog and topic table, extended by the user's files in order."""
-    pattern_sources = [_builtin(BUILTIN_PATTERNS), *((str(p), _read(p)) for p in catalogs)]
+def load_knowledge(
+    catalogs: Sequence[Path] = (),
+    topics: Sequence[Path] = (),
+    pattern_threshold: float = DEFAULT_PATTERN_THRESHOLD,
+) -> Knowledge:
+    """The built-in catalog (patterns and concepts) and topic table, extended by the user's
+    files in order; a pattern applies when its evidence reaches `pattern_threshold`."""
+    if not 0.0 <= pattern_threshold <= 1.0:
+        raise ValueError(f"the pattern threshold must be between 0 and 1, not {pattern_threshold}")
+    builtin = [_builtin(BUILTIN_PATTERNS), _builtin(BUILTIN_CONCEPTS)]
+    pattern_sources = [*builtin, *((str(p), _read(p)) for p in catalogs)]
     topic_sources = [_builtin(BUILTIN_TOPICS), *((str(p), _read(p)) for p in topics)]
-    patterns = _load_patterns(pattern_sources, checked_from=1)  # tests check the built-in
+    docs = [_parse(source, text) for source, text in pattern_sources]
+    checked_from = len(builtin)  # the tests check the built-in files
+    patterns = _load_patterns(docs, checked_from)
+    concepts, combinations = _load_concepts(docs, {p.id for p in patterns}, checked_from)
     table = _load_topics(topic_sources)
     digest = hashlib.sha256()
     for source, text in (*pattern_sources, ("topics", ""), *topic_sources):
         digest.update(f"{len(source)}:{source}{len(text)}:{text}".encode("utf-8", "replace"))
-    return dataclasses.replace(_knowledge(patterns, table), fingerprint=digest.hexdigest())
+    digest.update(f"threshold:{pattern_threshold!r}".encode())
+    return dataclasses.replace(
+        _knowledge(patterns, table, concepts, combinations),
+        fingerprint=digest.hexdigest(),
+        pattern_threshold=pattern_threshold,
+    )
 
 
 @cache
@@ -211,17 +266,22 @@ def _parse(source: str, text: str) -> _Document:
     return _Document(source, text, subjects)
 
 
-def _load_patterns(
-    sources: Iterable[tuple[str, str]], checked_from: int = 0
-) -> list[_PatternDraft]:
+_CATALOG_CLASSES = ("DesignPattern", "DesignConcept", "ConceptCombination")
+
+
+def _load_patterns(docs: Sequence[_Document], checked_from: int = 0) -> list[_PatternDraft]:
     """Drafts of every pattern; cues of the sources from `checked_from` on are compiled now,
     so that a bad expression in a user's file is reported with its line before the build."""
     drafts: dict[str, _PatternDraft] = {}
-    for position, (source, text) in enumerate(sources):
-        doc = _parse(source, text)
+    for position, doc in enumerate(docs):
+        source = doc.source
         schemes = {s: _scheme_label(doc, s) for s in doc.typed(SKOS + "ConceptScheme")}
-        if not doc.typed(KG + "DesignPattern"):
-            raise CatalogError(source, 1, "no kg:DesignPattern in this file")
+        if not any(doc.typed(KG + name) for name in _CATALOG_CLASSES):
+            raise CatalogError(
+                source,
+                1,
+                "no kg:DesignPattern, kg:DesignConcept or kg:ConceptCombination in this file",
+            )
         for subject in doc.typed(KG + "DesignPattern"):
             notations = [o.value for o in doc.subjects[subject].get(SKOS + "notation", [])]
             if len(notations) != 1 or not notations[0].strip():
@@ -246,6 +306,10 @@ def _load_patterns(
                             f"pattern {pattern_id} has two skos:{name} in @{value.lang}",
                         )
                     known.append(value)
+            for weight in doc.subjects[subject].get(KG + "cueWeight", []):
+                draft.cue_weight = _weight(
+                    doc, line, f"pattern {pattern_id}'s kg:cueWeight", weight
+                )
             draft.alt_labels += doc.texts(subject, SKOS + "altLabel")
             draft.examples += doc.texts(subject, SKOS + "example")
             for cue in doc.texts(subject, KG + "cue"):
@@ -254,6 +318,95 @@ def _load_patterns(
         if not any(t.text.strip() for t in draft.labels):
             raise CatalogError(*draft.where, f"pattern {draft.id} needs a skos:prefLabel")
     return [drafts[k] for k in sorted(drafts)]
+
+
+def _load_concepts(
+    docs: Sequence[_Document], pattern_ids: set[str], checked_from: int
+) -> tuple[list[DesignConcept], list[Combination]]:
+    """Every concept (a later file's concept of the same notation adds cues and labels) and
+    every combination, checked: it signals a known pattern and requires known concepts."""
+    drafts: dict[str, dict[str, list]] = {}
+    id_of: dict[str, str] = {}  # concept IRI -> notation
+    pattern_of: dict[str, str] = {}  # pattern IRI -> notation
+    for doc in docs:
+        for subject in doc.typed(KG + "DesignPattern"):
+            notations = [o.value for o in doc.subjects[subject].get(SKOS + "notation", [])]
+            pattern_of[subject] = notations[0].strip()
+    for position, doc in enumerate(docs):
+        for subject in doc.typed(KG + "DesignConcept"):
+            notations = [o.value for o in doc.subjects[subject].get(SKOS + "notation", [])]
+            if len(notations) != 1 or not notations[0].strip():
+                raise CatalogError(
+                    doc.source,
+                    doc.line_of_subject(subject),
+                    f"concept <{subject}> needs exactly one skos:notation (its id)",
+                )
+            concept_id = notations[0].strip()
+            id_of[subject] = concept_id
+            draft = drafts.setdefault(
+                concept_id, {"labels": [], "definitions": [], "cues": [], "examples": []}
+            )
+            draft["labels"] += doc.texts(subject, SKOS + "prefLabel")
+            draft["definitions"] += doc.texts(subject, SKOS + "definition")
+            draft["examples"] += doc.texts(subject, SKOS + "example")
+            for cue in doc.texts(subject, KG + "cue"):
+                draft["cues"].append(_compile(doc, concept_id, cue, position >= checked_from))
+    concepts = [
+        DesignConcept(
+            concept_id,
+            tuple(_unique(d["labels"])),
+            tuple(_unique(d["definitions"])),
+            tuple(d["cues"]),
+            tuple(_unique(d["examples"])),
+        )
+        for concept_id, d in sorted(drafts.items())
+    ]
+    combinations = []
+    for doc in docs:
+        for subject in doc.typed(KG + "ConceptCombination"):
+            combinations.append(_combination(doc, subject, id_of, pattern_of, pattern_ids))
+    return concepts, sorted(combinations, key=lambda c: (c.pattern, c.name))
+
+
+def _combination(
+    doc: _Document,
+    subject: str,
+    id_of: dict[str, str],
+    pattern_of: dict[str, str],
+    pattern_ids: set[str],
+) -> Combination:
+    props = doc.subjects[subject]
+    line = doc.line_of_subject(subject)
+    name = subject.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+    signals = [o for o in props.get(KG + "signals", []) if isinstance(o, ox.NamedNode)]
+    if len(signals) != 1:
+        raise CatalogError(doc.source, line, f"combination {name} needs exactly one kg:signals")
+    pattern = pattern_of.get(signals[0].value)
+    if pattern is None or pattern not in pattern_ids:
+        raise CatalogError(
+            doc.source, line, f"combination {name} signals <{signals[0].value}>, not a pattern"
+        )
+    requires = [o.value for o in props.get(KG + "requires", []) if isinstance(o, ox.NamedNode)]
+    unknown = [r for r in requires if r not in id_of]
+    if not requires or unknown:
+        what = f"an unknown concept <{unknown[0]}>" if unknown else "no kg:requires"
+        raise CatalogError(doc.source, line, f"combination {name} has {what}")
+    weights = props.get(KG + "weight", [])
+    if len(weights) != 1:
+        raise CatalogError(doc.source, line, f"combination {name} needs exactly one kg:weight")
+    weight = _weight(doc, line, f"combination {name}'s kg:weight", weights[0])
+    return Combination(name, pattern, tuple(sorted({id_of[r] for r in requires})), weight)
+
+
+def _weight(doc: _Document, line: int, what: str, term: Term) -> float:
+    """A confidence written in the catalog: a number from 0 to 1."""
+    try:
+        value = float(term.value) if isinstance(term, ox.Literal) else -1.0
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise CatalogError(doc.source, line, f"{what} must be a number from 0 to 1")
+    return value
 
 
 @dataclass(slots=True)
@@ -266,6 +419,7 @@ class _PatternDraft:
     definitions: list[Text] = field(default_factory=list)
     examples: list[Text] = field(default_factory=list)
     cues: list[Cue] = field(default_factory=list)
+    cue_weight: float = CUE_WEIGHT
 
     def freeze(self) -> DesignPattern:
         phrases = [
@@ -281,6 +435,7 @@ class _PatternDraft:
             (*self.cues, *phrases),
             tuple(_unique(self.examples)),
             self.scheme,
+            self.cue_weight,
         )
 
 
@@ -405,7 +560,12 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
     return [Topic(label, tuple(sorted(aliases[label]))) for label in sorted(aliases)]
 
 
-def _knowledge(patterns: list[_PatternDraft], topics: list[Topic]) -> Knowledge:
+def _knowledge(
+    patterns: list[_PatternDraft],
+    topics: list[Topic],
+    concepts: Sequence[DesignConcept] = (),
+    combinations: Sequence[Combination] = (),
+) -> Knowledge:
     topic_of: dict[str, str] = {}
     names: list[str] = []
     for topic in topics:
@@ -414,6 +574,7 @@ def _knowledge(patterns: list[_PatternDraft], topics: list[Topic]) -> Knowledge:
             names.append(name)
     frozen = tuple(p.freeze() for p in patterns)
     cues = tuple((p.id, cue) for p in frozen for cue in p.cues)
+    concept_cues = tuple((c.id, cue) for c in concepts for cue in c.cues)
     return Knowledge(
         frozen,
         tuple(topics),
@@ -421,6 +582,10 @@ def _knowledge(patterns: list[_PatternDraft], topics: list[Topic]) -> Knowledge:
         topic_of,
         cues,
         CueGate.of([cue.expression for _, cue in cues]),
+        concepts=tuple(concepts),
+        combinations=tuple(combinations),
+        concept_cues=concept_cues,
+        concept_gate=CueGate.of([cue.expression for _, cue in concept_cues]),
     )
 
 

@@ -167,7 +167,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
     "catalogs",
     multiple=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="A SKOS file of design patterns that extends the built-in catalog (repeatable).",
+    help="A SKOS file of design patterns or concepts that extends the built-in catalog "
+    "(repeatable).",
+)
+@click.option(
+    "--pattern-threshold",
+    type=click.FloatRange(0.0, 1.0),
+    default=api.DEFAULT_PATTERN_THRESHOLD,
+    show_default=True,
+    help="Apply a pattern when its evidence's confidence reaches this: lower finds more, "
+    "higher is surer. The default maximises F1 on kgraph's tune corpus.",
 )
 @click.option(
     "--topics",
@@ -273,6 +282,7 @@ def build(
     share_limit: int,
     provenance: str,
     catalogs: tuple[Path, ...],
+    pattern_threshold: float,
     topics: tuple[Path, ...],
     html_max_nodes: int,
     sources: tuple[str, ...],
@@ -306,6 +316,7 @@ def build(
         share_limit=share_limit,
         provenance=provenance,
         catalogs=catalogs,
+        pattern_threshold=pattern_threshold,
         topics=topics,
         html_max_nodes=html_max_nodes,
         sources=sources,
@@ -391,10 +402,13 @@ def eval_command(graph: Path, gold_path: Path, verbose: bool) -> None:
 
     GRAPH is a `kgraph build` output folder (graph.json is read, else graph.ttl) or one of
     those files. Gold entries are matched to PRs by title; the README gives the matching
-    rule of each kind.
+    rule of each kind. Then patterns one by one, and patterns at several confidence
+    thresholds (build with --pattern-threshold 0 to see them all).
     """
     result = api.evaluate(graph, gold_path)
     click.echo(result.table())
+    click.echo()
+    click.echo(result.pattern_table())
     if verbose:
         for d in result.differences:
             click.echo(f"{'-' if d.missing else '+'} {d.entry} {d.kind}: {d.value}")

@@ -27,6 +27,12 @@ Two views of the same values are reported beside them:
   PR's entries that holds it; the sentences are then matched exactly. Span boundaries are a
   matter of taste; whether the review's sentence states a decision is not.
 
+Patterns are also scored one by one (`Evaluation.pattern_table`: gold, found, matched,
+precision and recall of each pattern id) and at several confidence thresholds
+(`THRESHOLDS`): a PR applies a pattern at threshold t when one of its pattern mentions has
+`kg:confidence` ≥ t, so a graph built with a low `--pattern-threshold` shows what a higher one
+would keep. A threshold below the build's own cannot add what the build left out.
+
 Precision is matched extracted values over extracted values, recall matched gold values
 over gold values, both summed over all entries (micro-averaged). Values extracted for PRs
 that no gold entry describes count against precision.
@@ -67,6 +73,7 @@ KINDS = (
     "advice",
 )
 DECISION_OVERLAP = 0.5
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 class EvalError(KgraphError, ValueError):
@@ -104,6 +111,8 @@ class Difference:
 class Evaluation:
     scores: tuple[Score, ...]
     differences: tuple[Difference, ...]
+    by_pattern: tuple[Score, ...] = ()  # one per pattern id in gold or found; kind is the id
+    at_threshold: tuple[tuple[float, Score], ...] = ()  # patterns kept at each threshold
 
     def score(self, kind: str) -> Score:
         return next(s for s in self.scores if s.kind == kind)
@@ -119,6 +128,32 @@ class Evaluation:
             )
         return "\n".join(lines)
 
+    def pattern_table(self) -> str:
+        """Patterns one by one, most often in gold first, then patterns at each threshold."""
+        lines = [
+            f"{'pattern':<32} {'gold':>5} {'found':>6} {'matched':>8} "
+            f"{'precision':>10} {'recall':>7}"
+        ]
+        for s in sorted(self.by_pattern, key=lambda s: (-s.gold, -s.found, s.kind)):
+            lines.append(
+                f"{s.kind:<32} {s.gold:>5} {s.found:>6} {s.matched_gold:>8} "
+                f"{s.precision:>10.3f} {s.recall:>7.3f}"
+            )
+        lines.append("")
+        lines.append(
+            f"{'threshold':<10} {'found':>6} {'matched':>8} {'precision':>10} "
+            f"{'recall':>7} {'f1':>6}"
+        )
+        for threshold, s in self.at_threshold:
+            f1 = (
+                2 * s.precision * s.recall / (s.precision + s.recall) if s.found and s.gold else 0.0
+            )
+            lines.append(
+                f"{threshold:<10.2f} {s.found:>6} {s.matched_found:>8} {s.precision:>10.3f} "
+                f"{s.recall:>7.3f} {f1:>6.3f}"
+            )
+        return "\n".join(lines)
+
 
 # --- the graph as evaluation sees it ----------------------------------------------------------
 
@@ -129,6 +164,8 @@ class PullRequestView:
     titles: set[str] = field(default_factory=set)
     values: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     texts: list[str] = field(default_factory=list)  # its entries' titles and summaries
+    # The best kg:confidence of each applied pattern's mentions (1.0 when none is given).
+    pattern_confidence: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -203,6 +240,10 @@ def _view(nodes: Nodes, edges: Edges) -> GraphView:
     out: dict[tuple[str, str], list[str]] = defaultdict(list)
     for source, relation, target in edges:
         out[(source, relation)].append(target)
+    mentions_of: dict[str, list[str]] = defaultdict(list)  # entry -> its mentions
+    for source, relation, target in edges:
+        if relation == "inEntry":
+            mentions_of[target].append(source)
 
     def first(node: str, name: str) -> str:
         values = nodes.get(node, {}).get(name, [])
@@ -233,6 +274,14 @@ def _view(nodes: Nodes, edges: Edges) -> GraphView:
         pr.values["people"] = [first(t, "label") for t in targets["involves"]]
         pr.values["advice"] = [_text(v) for v in attrs.get("readingAdvice", [])][:1]
         entries = sorted(out[(node_id, "describedBy")])
+        notation = {t: first(t, "notation") for t in targets["appliesPattern"]}
+        for mention in (m for e in entries for m in mentions_of[e]):
+            for target in out[(mention, "denotes")]:
+                if target in notation:
+                    scores = nodes.get(mention, {}).get("confidence", [])
+                    value = max((float(str(v)) for v in scores), default=1.0)
+                    known = pr.pattern_confidence.get(notation[target], 0.0)
+                    pr.pattern_confidence[notation[target]] = max(known, value)
         pr.texts = [first(e, name) for e in entries for name in ("title", "text")]
         spans = _code_spans(pr.texts)
         for path in pr.values["files"]:
@@ -481,7 +530,62 @@ def evaluate(gold: Sequence[dict], view: GraphView) -> Evaluation:
                 differences,
             )
     scores = tuple(Score(kind, *counts[kind]) for kind in KINDS)
-    return Evaluation(scores, tuple(differences))
+    pairs = [
+        (by_title.get(normalize_title(g["title"])), g) for g in gold
+    ]  # the first gold entry of a PR is the one matched above
+    matched: list[tuple[PullRequestView | None, dict | None]] = []
+    taken: set[int] = set()
+    for pr, g in pairs:
+        if pr is not None and id(pr) in taken:
+            pr = None
+        if pr is not None:
+            taken.add(id(pr))
+        matched.append((pr, g))
+    matched += [(pr, None) for pr in view.prs if id(pr) not in taken]
+    return Evaluation(scores, tuple(differences), _by_pattern(matched), _at_thresholds(matched))
+
+
+def _pattern_sets(
+    matched: Sequence[tuple[PullRequestView | None, dict | None]], threshold: float
+) -> list[tuple[set[str], set[str]]]:
+    """(found, gold) pattern ids of each PR, found ones at `threshold` or above."""
+    out = []
+    for pr, g in matched:
+        found = set()
+        if pr is not None:
+            found = {
+                p for p in pr.values["patterns"] if pr.pattern_confidence.get(p, 1.0) >= threshold
+            }
+        wanted = {p for p in (g or {}).get("patterns", []) if p}
+        out.append((found, wanted))
+    return out
+
+
+def _by_pattern(
+    matched: Sequence[tuple[PullRequestView | None, dict | None]],
+) -> tuple[Score, ...]:
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for found, wanted in _pattern_sets(matched, 0.0):
+        for p in wanted:
+            counts[p][0] += 1
+        for p in found:
+            counts[p][1] += 1
+        for p in found & wanted:
+            counts[p][2] += 1
+    return tuple(Score(p, g, f, m, m) for p, (g, f, m) in sorted(counts.items()))
+
+
+def _at_thresholds(
+    matched: Sequence[tuple[PullRequestView | None, dict | None]],
+) -> tuple[tuple[float, Score], ...]:
+    out = []
+    for threshold in THRESHOLDS:
+        sets = _pattern_sets(matched, threshold)
+        gold = sum(len(w) for _, w in sets)
+        found = sum(len(f) for f, _ in sets)
+        hit = sum(len(f & w) for f, w in sets)
+        out.append((threshold, Score("patterns", gold, found, hit, hit)))
+    return tuple(out)
 
 
 def _count(

@@ -41,7 +41,7 @@ class Date:
         return self.iso
 
 
-Value = str | int | bool | Text | Date
+Value = str | int | bool | float | Text | Date  # a float is a score in [0, 1]: kg:confidence
 
 
 class Node(NamedTuple):

@@ -150,6 +150,6 @@ def _value(name: str, item: object) -> Value:
         return Text(text, lang)
     if name == "date" and isinstance(item, str):
         return Date(item)
-    if not isinstance(item, str | int | bool):
+    if not isinstance(item, str | int | bool | float):  # a float: a kg:confidence
         raise ValueError(f"attribute {name!r} has a value of unexpected type: {item!r}")
     return item

@@ -101,6 +101,8 @@ def _literal(pred: str, value: Value) -> Term:
         return pred, "true" if value else "false", XSD + "boolean", ""
     if isinstance(value, int):
         return pred, str(value), XSD + "integer", ""
+    if isinstance(value, float):
+        return pred, f"{value:.2f}", XSD + "decimal", ""
     if isinstance(value, Text):
         return pred, value.text, NAMESPACES["rdf"] + "langString", value.lang
     if isinstance(value, Date):

@@ -1,41 +1,135 @@
-"""Design patterns: which catalog patterns a summary gives evidence for, and where.
+"""Design patterns: which catalog patterns a review gives evidence for, where, and how surely.
 
-Every cue of every pattern of the catalog (`schemas/patterns.ttl` plus the user's) is tried
-on the summary; a match is evidence, and the mention spans the clause around it, so a
-reader sees the sentence that shows the pattern, not a two-character keyword. A cue inside
-a suggestion ("建议对 X 增加一条断言", "consider adding…") is advice for later, not evidence.
+Two kinds of evidence, from the title and the summary alike:
+
+- a pattern's own cue (`kg:cue`, or a label as a phrase) matches: a phrase written for that
+  pattern, confidence `CUE_WEIGHT`;
+- a combination of concepts (`kgraph.extract.concepts`) occurs in one sentence, or in the
+  title: *reject* with *invalid input* is fail-fast validation, whatever the words. Its
+  confidence is the combination's `kg:weight`, less when the concepts sit in different
+  clauses of the sentence (`SPREAD`).
+
+The mention spans the clause (or clauses) around the evidence, so a reader sees the sentence
+that shows the pattern. Its confidence (`kg:confidence` on the mention) is the best evidence of
+each kind in that span, cue and concepts combined as independent evidence; a mention below the
+knowledge's `pattern_threshold` is dropped. A sentence that suggests ("建议对 X 增加一条断言",
+"consider adding…") gives advice for later, not evidence, from its suggestion cue on.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from collections import defaultdict
+
 import regex
 
-from kgraph.catalog import Knowledge
+from kgraph.catalog import CUE_WEIGHT, Knowledge
+from kgraph.extract.concepts import ConceptHit, find_concepts, negated
 from kgraph.extract.prose import Prose, compact, prose
 from kgraph.ingest.text import quoted
-from kgraph.model import Entry, Incomplete, Kind, Mention
+from kgraph.model import Entry, Field, Incomplete, Kind, Mention
 
 SUGGESTION = regex.compile(
-    r"建议(?:先|补|对|增加|顺手|后续|同时跟进|再)|可考虑|可以考虑|考虑(?:把|在|将)|后续可|若要|若计划|请补|补测"
+    r"建议(?:先|补|对|增加|顺手|后续|同时跟进|再|收敛|统一|改为|改成|把|将|加|给|拆|合并|引入|去掉|删|也)|可考虑|可以考虑|考虑(?:把|在|将)|后续可|若要|若计划|请补|补测"
     r"|TODO|落地前|\bconsider\b|\bcould\b|\bfollow-?ups?\b|\bnext step",
     regex.IGNORECASE,
 )
+# A combination's concepts spread over clauses of a sentence are weaker evidence than in one.
+SPREAD = 0.9
+
+Evidence = tuple[int, int, str, float]  # span start, end, what showed it, confidence
 
 
 def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
-    """One mention per pattern and evidence clause; `detail` is the text the cue matched.
+    """One mention per pattern and evidence span, in the title and in the summary; `detail`
+    is the confidence and what showed it: `"0.80 cue:…"`, or the combination's name
+    (`"0.60 fail-fast-validation--reject-invalid-input"`)."""
+    stopped: list[str] = []  # a user's cue stopped after its timeout: its evidence is missing
+    mentions = [
+        *_mentions(entry.title, Field.TITLE, knowledge, whole=True, stopped=stopped),
+        *_mentions(entry.text, Field.TEXT, knowledge, whole=False, stopped=stopped),
+    ]
+    if stopped:
+        raise Incomplete(sorted(mentions), sorted(set(stopped)))
+    return sorted(mentions)
 
-    Cues are tried on the summary as written and on a copy with each code span shortened
-    to "`c`", so that a long identifier between a cue's parts counts as one word. Only the
-    cues whose literal text occurs are run (`kgraph.cues`), in catalog order. A user's cue
-    that runs past its timeout is stopped: the mentions of the others come in `Incomplete`.
-    """
-    text = entry.text
+
+def confidence_of(mention: Mention) -> float:
+    """The confidence a pattern mention's `detail` records."""
+    head = mention.detail.partition(" ")[0]
+    try:
+        return float(head)
+    except ValueError:
+        return CUE_WEIGHT
+
+
+def _mentions(
+    text: str, field: Field, knowledge: Knowledge, whole: bool, stopped: list[str]
+) -> list[Mention]:
+    """`whole`: the text is one unit (a title), not sentences of clauses."""
+    if not text.strip():
+        return []
     p = prose(text)
     suggested = _suggestions(p)
+    cue_evidence = _cue_evidence(text, p, knowledge, suggested, whole, stopped)
+    concept_evidence = _concept_evidence(text, p, knowledge, suggested, whole, stopped)
+    threshold = knowledge.pattern_threshold
+    mentions = []
+    for pattern_id in sorted(cue_evidence.keys() | concept_evidence.keys()):
+        for start, end, shown_by, confidence in _merged(
+            cue_evidence.get(pattern_id, []), concept_evidence.get(pattern_id, [])
+        ):
+            if confidence >= threshold and end > start:
+                detail = f"{confidence:.2f} {shown_by}"
+                mentions.append(
+                    Mention(Kind.PATTERN, pattern_id, text[start:end], start, end, field, detail)
+                )
+    return mentions
+
+
+def combination_evidence(entry: Entry, knowledge: Knowledge) -> set[str]:
+    """The names of the combinations whose concepts occur together in the entry's title or
+    in one sentence of its summary (outside suggestions): what `bench/pattern_weights.py`
+    counts to learn their weights."""
+    names: set[str] = set()
+    for text, whole in ((entry.title, True), (entry.text, False)):
+        if text.strip():
+            p = prose(text)
+            names |= {
+                shown
+                for found in _concept_evidence(
+                    text, p, knowledge, _suggestions(p), whole, []
+                ).values()
+                for _, _, shown, _ in found
+            }
+    return names
+
+
+def cue_evidence(entry: Entry, knowledge: Knowledge) -> set[str]:
+    """The patterns whose own cues match the entry's title or summary (outside suggestions,
+    not negated): what `bench/pattern_weights.py` counts to learn their kg:cueWeight."""
+    found: set[str] = set()
+    for text, whole in ((entry.title, True), (entry.text, False)):
+        if text.strip():
+            p = prose(text)
+            found |= _cue_evidence(text, p, knowledge, _suggestions(p), whole, []).keys()
+    return found
+
+
+def _cue_evidence(
+    text: str,
+    p: Prose,
+    knowledge: Knowledge,
+    suggested: list[tuple[int, int]],
+    whole: bool,
+    stopped: list[str],
+) -> dict[str, list[Evidence]]:
+    """Pattern cues, tried on the text as written and on a copy with each code span
+    shortened to "`c`", so that a long identifier between a cue's parts counts as one word.
+    Only the cues whose literal text occurs are run (`kgraph.cues`), in catalog order."""
     short, origin = compact(text)
-    evidence: dict[str, list[tuple[int, int, str]]] = {}  # by pattern id
-    stopped: list[str] = []
+    evidence: dict[str, list[Evidence]] = defaultdict(list)
+    weight_of = {p.id: p.cue_weight for p in knowledge.patterns}
     for index in sorted(knowledge.cue_gate.candidates(text, short)):
         pattern_id, cue = knowledge.cues[index]
         try:
@@ -46,23 +140,104 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
                     for a, b in _spans(cue.pattern, short, cue.timeout)
                 ]
         except TimeoutError:  # only a user's cue has a timeout
-            stopped.append(
-                f"cue {quoted(cue.source)} of pattern {pattern_id} ({cue.where}) was stopped "
-                f"after {cue.timeout:g} s on this entry, so its evidence here is missing: "
-                "it backtracks catastrophically on this text"
-            )
+            stopped.append(stopped_cue(cue.source, f"pattern {pattern_id}", cue.where, cue.timeout))
             continue
         for a, b in spans:
-            if not any(s <= a < e for s, e in suggested):
-                evidence.setdefault(pattern_id, []).append((*_clause_around(p, a, b), text[a:b]))
-    mentions = [
-        Mention(Kind.PATTERN, pattern_id, text[start:end], start, end, detail=cue_text)
-        for pattern_id, found in evidence.items()
-        for start, end, cue_text in _merged(found)
-    ]
-    if stopped:
-        raise Incomplete(sorted(mentions), stopped)
-    return sorted(mentions)
+            if not _inside(a, suggested) and not negated(text, a):
+                start, end = (0, len(text)) if whole else _clause_around(p, a, b)
+                weight = weight_of.get(pattern_id, CUE_WEIGHT)
+                evidence[pattern_id].append((start, end, "cue:" + text[a:b], weight))
+    return evidence
+
+
+def _concept_evidence(
+    text: str,
+    p: Prose,
+    knowledge: Knowledge,
+    suggested: list[tuple[int, int]],
+    whole: bool,
+    stopped: list[str],
+) -> dict[str, list[Evidence]]:
+    """Combinations whose concepts all occur in one sentence (or in the whole title)."""
+    if not knowledge.combinations:
+        return {}
+    hits = [h for h in find_concepts(text, knowledge, stopped) if not _inside(h.start, suggested)]
+    if not hits:
+        return {}
+    anywhere = {h.concept for h in hits}
+    combinations = [c for c in knowledge.combinations if anywhere.issuperset(c.concepts)]
+    if not combinations:
+        return {}
+    units = [(0, len(text))] if whole else list(p.sentences())
+    evidence: dict[str, list[Evidence]] = defaultdict(list)
+    starts = [h.start for h in hits]  # hits come in text order
+    for unit_start, unit_end in units:
+        in_unit = hits[bisect_left(starts, unit_start) : bisect_left(starts, unit_end)]
+        if not in_unit:
+            continue
+        present = {h.concept for h in in_unit}
+        for combination in combinations:
+            if not present.issuperset(combination.concepts):
+                continue
+            used = [h for h in in_unit if h.concept in combination.concepts]
+            weight = combination.weight
+            if not whole:
+                start, end, clauses = _clauses_of(
+                    p, unit_start, unit_end, used, combination.concepts
+                )
+                if clauses > 1:
+                    weight *= SPREAD
+            else:
+                start, end = unit_start, unit_end
+            shown_by = combination.name
+            evidence[combination.pattern].append((start, end, shown_by, round(weight, 2)))
+    return evidence
+
+
+def _clauses_of(
+    p: Prose,
+    start: int,
+    end: int,
+    used: list[ConceptHit],
+    concepts: tuple[str, ...],
+) -> tuple[int, int, int]:
+    """The narrowest run of the sentence's clauses that holds a hit of each concept (a
+    sliding window over the hits in clause order): its span and how many clauses it covers."""
+    clauses = p.clauses(start, end)
+    if not clauses:
+        return min(h.start for h in used), max(h.end for h in used), 1
+    ends = [c.end for c in clauses]
+    placed = sorted((min(bisect_right(ends, h.start), len(clauses) - 1), h.concept) for h in used)
+    count: dict[str, int] = defaultdict(int)
+    best = (placed[0][0], placed[-1][0])
+    left = 0
+    for clause, concept in placed:
+        count[concept] += 1
+        while len(count) == len(concepts):
+            first = placed[left][0]
+            if clause - first < best[1] - best[0]:
+                best = (first, clause)
+            count[placed[left][1]] -= 1
+            if not count[placed[left][1]]:
+                del count[placed[left][1]]
+            left += 1
+    i, j = best
+    s, e = clauses[i].start, clauses[j].end
+    while e > s + 1 and p.text[e - 1] in "。.!?！？;；":
+        e -= 1
+    return s, e, j - i + 1
+
+
+def _inside(position: int, spans: list[tuple[int, int]]) -> bool:
+    return any(s <= position < e for s, e in spans)
+
+
+def stopped_cue(source: str, owner: str, where: str, timeout: float | None) -> str:
+    """Why some evidence of an entry is missing: a user's cue ran past its timeout."""
+    return (
+        f"cue {quoted(source)} of {owner} ({where}) was stopped after {timeout:g} s on this "
+        "entry, so its evidence here is missing: it backtracks catastrophically on this text"
+    )
 
 
 def _spans(pattern: regex.Pattern[str], text: str, timeout: float | None) -> list[tuple[int, int]]:
@@ -80,15 +255,30 @@ def _spans(pattern: regex.Pattern[str], text: str, timeout: float | None) -> lis
     return [m.span() for m in matches if m.end() > m.start()]
 
 
-def _merged(evidence: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """Overlapping evidence of one pattern is one span; the first cue text stays its detail."""
-    merged: list[tuple[int, int, str]] = []
-    for start, end, cue in sorted(evidence):
-        if merged and start < merged[-1][1]:
-            first = merged[-1]
-            merged[-1] = (first[0], max(first[1], end), first[2])
+def _merged(cues: list[Evidence], concepts: list[Evidence]) -> list[tuple[int, int, str, float]]:
+    """Overlapping evidence of one pattern is one span. Its confidence combines the best cue
+    and the best combination in it as independent evidence; what showed it is the strongest
+    evidence (the first, among equals)."""
+    tagged = [(s, e, "cue", shown, c) for s, e, shown, c in cues] + [
+        (s, e, "combination", shown, c) for s, e, shown, c in concepts
+    ]
+    groups: list[list[tuple[int, int, str, str, float]]] = []
+    for item in sorted(tagged):
+        if groups and item[0] < max(g[1] for g in groups[-1]):
+            groups[-1].append(item)
         else:
-            merged.append((start, end, cue))
+            groups.append([item])
+    merged = []
+    for group in groups:
+        start, end = min(g[0] for g in group), max(g[1] for g in group)
+        best: dict[str, float] = {}
+        for _, _, kind, _, confidence in group:
+            best[kind] = max(best.get(kind, 0.0), confidence)
+        confidence = 1.0
+        for value in best.values():
+            confidence *= 1.0 - value
+        strongest = max(group, key=lambda g: (g[4], -g[0]))
+        merged.append((start, end, strongest[3], round(1.0 - confidence, 2)))
     return merged
 
 
