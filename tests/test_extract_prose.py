@@ -217,7 +217,8 @@ def test_eval_reports_files_by_form_and_decisions_by_sentence(tmp_path: Path) ->
         [sys.executable, "-m", "kgraph", "eval", "--gold", str(gold_path), str(out)],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
-    rows = {line.split()[0]: line.split()[1:] for line in result.stdout.splitlines()[1:]}
+    kinds = result.stdout.split("\n\n")[0]  # the kinds' table; per-pattern tables follow
+    rows = {line.split()[0]: line.split()[1:] for line in kinds.splitlines()[1:]}
     gold = json.loads(gold_path.read_text("utf-8"))
     bare_gold = sum(g["files_written"].get(f) == "bare" for g in gold for f in set(g["files"]))
     assert bare_gold > 0 and int(rows["files·bare"][0]) == bare_gold
