@@ -130,7 +130,13 @@ def push(running: servers.Running, out: Path, *args: str) -> tuple[int, str, str
 
 
 def counted(running: servers.Running, graphs: list[str]) -> int:
-    return remote.count(remote.Server(), running.query, graphs)
+    with remote.Server().session() as session:
+        return remote.count(session, running.query, graphs)
+
+
+def ask(endpoint: str, text: str, graphs: list[str], source: str = "query") -> object:
+    with remote.Server().session() as session:
+        return remote.query(session, endpoint, text, graphs, source)
 
 
 def normalized(answer: object) -> list[tuple[object, ...]]:
@@ -151,7 +157,7 @@ def same_answers(
     for name, params in cases:
         text = query.bind(query.named_query(name), params)
         here = query.run_local(out, text, name).answer
-        there = remote.query(remote.Server(), running.query, text, graphs, name)
+        there = ask(running.query, text, graphs, name)
         assert isinstance(here, Solutions) and isinstance(there, Solutions)
         assert there.variables == here.variables
         assert normalized(there) == normalized(here), (running.name, name, params)
@@ -187,7 +193,7 @@ def test_push_per_digest_graphs_over_sparql_update_answer_alike(server, fixture_
     same_answers(server, fixture_out, [main, *DIGESTS], cases)
     # Non-ASCII parameters and language tags survive the trip.
     text = query.bind(query.named_query("topic"), {"name": "滑动窗口注意力"})
-    answer = remote.query(remote.Server(), server.query, text, [main, *DIGESTS])
+    answer = ask(server.query, text, [main, *DIGESTS])
     assert isinstance(answer, Solutions) and len(answer.rows) == 1
 
 
@@ -233,7 +239,7 @@ def test_push_keeps_blank_nodes_whole_across_chunks(server, tmp_path, protocol) 
     )
     assert code == 0, err
     text = "SELECT ?v WHERE { <http://x/a> <http://x/p> ?b . ?b <http://x/q> ?v }"
-    answer = remote.query(remote.Server(), server.query, text, [graph])
+    answer = ask(server.query, text, [graph])
     assert isinstance(answer, Solutions) and [r[0].value for r in answer.rows] == ["deep"]
 
 

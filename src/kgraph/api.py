@@ -450,8 +450,8 @@ def ask_endpoint(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Answer:
     """Answer a query from a SPARQL endpoint instead of a build's graph."""
-    server = remote.Server(user, password, timeout)
-    return remote.query(server, endpoint, query.text, graphs, query.source)
+    with remote.Server(user, password, timeout).session() as session:
+        return remote.query(session, endpoint, query.text, graphs, query.source)
 
 
 def render(

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from kgraph.remote import RemoteError, Server, count, query, request
+from kgraph.remote import RemoteError, Server, Session, count, query
 from kgraph.results import Solutions
 from kgraph.store import graph_source, unreadable
 from kgraph.vocab import KG, RDF_TYPE
@@ -189,6 +189,21 @@ def push(
     triples = read_triples(out_dir)
     graphs = partition(triples, options.graph) if options.per_digest else {options.graph: triples}
     report = PushReport(triples=len(triples))
+    with server.session() as session:
+        _push(session, target, options, graphs, report, progress)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _push(
+    session: Session,
+    target: Target,
+    options: PushOptions,
+    graphs: dict[str, list[ox.Triple]],
+    report: PushReport,
+    progress: Callable[[str], None],
+) -> None:
+    triples = report.triples
     protocol = "graph-store" if target.store and options.protocol != "update" else "update"
     for iri, members in graphs.items():
         bodies = chunks(members, options.chunk_size)
@@ -196,7 +211,7 @@ def push(
             replace = options.replace and index == 0
             if protocol == "graph-store":
                 try:
-                    _graph_store(server, target, iri, chunk, replace)
+                    _graph_store(session, target, iri, chunk, replace)
                 except RemoteError as error:
                     first = report.requests == 0 and options.protocol == "auto"
                     if not (first and error.status in NOT_GRAPH_STORE):
@@ -207,34 +222,32 @@ def push(
                     )
                     protocol = "update"
             if protocol == "update":
-                _update(server, target, iri, chunk, replace)
+                _update(session, target, iri, chunk, replace)
             report.requests += 1
         progress(f"sent {len(members)} triples to <{iri}> in {len(bodies)} request(s)")
     report.protocol = protocol
     if options.per_digest and options.replace:
-        for iri in _gone_digest_graphs(server, target.endpoint, graphs):
-            _drop(server, target, iri, protocol)
+        for iri in _gone_digest_graphs(session, target.endpoint, graphs):
+            _drop(session, target, iri, protocol)
             report.dropped.append(iri)
             report.requests += 1
     for iri, members in graphs.items():
-        counted = count(server, target.endpoint, [iri])
+        counted = count(session, target.endpoint, [iri])
         report.graphs.append(GraphReport(iri, len(members), counted))
         if counted < len(members) or (options.replace and counted != len(members)):
             report.problems.append(
                 f"<{iri}>: sent {len(members)} triples, but the store counts {counted}"
             )
     if options.per_digest and options.replace:
-        report.union = count(server, target.endpoint, list(graphs), distinct=True)
-        if report.union != len(triples):
+        report.union = count(session, target.endpoint, list(graphs), distinct=True)
+        if report.union != triples:
             report.problems.append(
-                f"the build has {len(triples)} triples, but the store's digest graphs "
+                f"the build has {triples} triples, but the store's digest graphs "
                 f"hold {report.union} distinct ones"
             )
-    report.seconds = time.perf_counter() - started
-    return report
 
 
-def _gone_digest_graphs(server: Server, endpoint: str, graphs: Iterable[str]) -> list[str]:
+def _gone_digest_graphs(session: Session, endpoint: str, graphs: Iterable[str]) -> list[str]:
     """The store's digest graphs under the same base as this build's, of digests the build
     no longer has: a day dropped from the corpus, whose facts `--replace` must drop too."""
     prefixes = {iri[: iri.rindex(DIGEST) + len(DIGEST)] for iri in graphs if DIGEST in iri}
@@ -242,25 +255,25 @@ def _gone_digest_graphs(server: Server, endpoint: str, graphs: Iterable[str]) ->
         return []
     tests = " || ".join(f"STRSTARTS(STR(?g), {ox.Literal(p)})" for p in sorted(prefixes))
     text = f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER ({tests}) }}"
-    answer = query(server, endpoint, text, source="digest graphs")
+    answer = query(session, endpoint, text, source="digest graphs")
     assert isinstance(answer, Solutions)
     found = {row[0].value for row in answer.rows if isinstance(row[0], ox.NamedNode)}
     return sorted(found - set(graphs))
 
 
-def _drop(server: Server, target: Target, iri: str, protocol: str) -> None:
+def _drop(session: Session, target: Target, iri: str, protocol: str) -> None:
     if protocol == "graph-store":
         assert target.store is not None
-        request(server, "DELETE", _with_graph(target.store, iri), b"", {})
+        session.request("DELETE", _with_graph(target.store, iri))
         return
     text = f"DROP SILENT GRAPH {ox.NamedNode(iri)}"
     form = urllib.parse.urlencode({"update": text}).encode("utf-8")
-    request(
-        server,
+    session.request(
         "POST",
         target.update_url,
         form,
         {"Content-Type": "application/x-www-form-urlencoded"},
+        idempotent=True,
     )
 
 
@@ -272,18 +285,18 @@ def _with_graph(url: str, iri: str) -> str:
     return url + ("&" if "?" in url else "?") + urllib.parse.urlencode({"graph": iri})
 
 
-def _graph_store(server: Server, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
+def _graph_store(session: Session, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
     assert target.store is not None
-    request(
-        server,
+    session.request(
         "PUT" if replace else "POST",
         _with_graph(target.store, iri),
         chunk.data,
         {"Content-Type": "application/n-triples"},
+        idempotent=not chunk.blank,  # ground triples added twice are the same set
     )
 
 
-def _update(server: Server, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
+def _update(session: Session, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
     graph = str(ox.NamedNode(iri))
     data = chunk.data.decode("utf-8")
     # Virtuoso refuses blank nodes in INSERT DATA; a template with an empty WHERE makes
@@ -294,10 +307,10 @@ def _update(server: Server, target: Target, iri: str, chunk: Chunk, replace: boo
         text = f"INSERT DATA {{ GRAPH {graph} {{\n{data}}} }}"
     if replace:
         text = f"DROP SILENT GRAPH {graph} ;\n{text}"
-    request(
-        server,
+    session.request(
         "POST",
         target.update_url,
         urllib.parse.urlencode({"update": text}).encode("utf-8"),
         {"Content-Type": "application/x-www-form-urlencoded"},
+        idempotent=not chunk.blank,  # fresh blank nodes inserted twice would double
     )
