@@ -553,7 +553,13 @@ def push(
         )
     except Interrupted as stop:
         stop.aftermath = (
-            "the store may hold part of the graph: push again to complete it "
+            (
+                "a --replace push swaps the new graph in only at its end, so the store "
+                "holds the old one (over the Graph Store protocol alone, part of the new "
+                "one): push again to complete it"
+            )
+            if replace
+            else "the store may hold part of the graph: push again to complete it "
             "(with --replace to drop what this push left)"
         )
         raise

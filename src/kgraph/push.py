@@ -4,10 +4,19 @@ The graph goes over the SPARQL 1.1 Graph Store HTTP Protocol (PUT or POST of N-T
 to the store's Graph Store endpoint, in chunks of `chunk_size` triples, so a large graph
 never needs one giant request. When no Graph Store endpoint is given, or the server refuses
 the protocol there (404, 405, 415, 501…), the graph goes as SPARQL Update instead:
-`INSERT DATA` per chunk, and `DROP SILENT GRAPH` first when replacing. (We do not guess a
-Graph Store address: Virtuoso's SPARQL endpoint never answers a PUT, it only times out.)
-Blank nodes, which are scoped to one request, all travel in one chunk. After the last
-chunk, a COUNT query on the SPARQL endpoint must find every triple we sent.
+`INSERT DATA` per chunk. (We do not guess a Graph Store address: Virtuoso's SPARQL endpoint
+never answers a PUT, it only times out.) Blank nodes, which are scoped to one request, all
+travel in one chunk. After the last chunk, a COUNT query on the SPARQL endpoint must find
+every triple we sent. All requests go through one kept-alive `remote.Session`.
+
+`replace` is atomic wherever the server takes SPARQL Update (Oxigraph, Virtuoso, Fuseki):
+the chunks go to a staging graph (`urn:kgraph:staging:` and the graph's IRI), emptied
+first, and one last update request swaps every staged graph in (`MOVE`) and drops the
+digest graphs the build no longer has. The store holds the old graphs or the new ones,
+never a mix, whenever the push stops; a push stopped midway leaves its staging graph,
+which the next push to the same graph empties. Where only the Graph Store protocol is
+available, the first chunk replaces the graph in place (PUT) and the others add to it, so
+a push stopped midway leaves part of the graph; the progress message says so.
 
 With `per_digest`, every digest's facts go to a named graph of their own (named by the
 digest's IRI), so a store can drop or replace one day's facts: a digest owns its Digest,
@@ -38,8 +47,9 @@ DEFAULT_GRAPH = "https://w3id.org/kgraph/graph"
 DEFAULT_CHUNK = 20_000  # triples per request: a few MB of N-Triples
 PROTOCOLS = ("auto", "graph-store", "update")
 # Answers that mean "no Graph Store protocol here", not "your data is wrong".
-DIGEST = "/digest/"  # in the IRI of a digest, which names its graph
 NOT_GRAPH_STORE = frozenset({400, 404, 405, 406, 415, 501})
+DIGEST = "/digest/"  # in the IRI of a digest, which names its graph
+STAGING = "urn:kgraph:staging:"  # + a graph's IRI: where a replacing push loads it
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +87,9 @@ class PushReport:
     graphs: list[GraphReport] = field(default_factory=list)
     triples: int = 0  # distinct triples of the build
     union: int | None = None  # distinct triples across the pushed graphs, counted by the store
-    requests: int = 0
+    requests: int = 0  # write requests: chunks, emptying the staging graphs, the swap, drops
     seconds: float = 0.0
+    atomic: bool | None = None  # with replace: whether the new graphs were swapped in at once
     problems: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # digest graphs of digests now gone
 
@@ -190,12 +201,13 @@ def push(
     graphs = partition(triples, options.graph) if options.per_digest else {options.graph: triples}
     report = PushReport(triples=len(triples))
     with server.session() as session:
-        _push(session, target, options, graphs, report, progress)
+        _send(session, target, options, graphs, report, progress)
+        _check(session, target, options, graphs, report)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _push(
+def _send(
     session: Session,
     target: Target,
     options: PushOptions,
@@ -203,17 +215,22 @@ def _push(
     report: PushReport,
     progress: Callable[[str], None],
 ) -> None:
-    triples = report.triples
     protocol = "graph-store" if target.store and options.protocol != "update" else "update"
+    staged = options.replace and _empty_staging(session, target, graphs, protocol, progress)
+    report.atomic = staged if options.replace else None
+    if staged:
+        report.requests += 1
     for iri, members in graphs.items():
         bodies = chunks(members, options.chunk_size)
+        into = STAGING + iri if staged else iri
         for index, chunk in enumerate(bodies):
+            # The first chunk replaces the graph it goes to (the staging graph, or in place).
             replace = options.replace and index == 0
             if protocol == "graph-store":
                 try:
-                    _graph_store(session, target, iri, chunk, replace)
+                    _graph_store(session, target, into, chunk, replace)
                 except RemoteError as error:
-                    first = report.requests == 0 and options.protocol == "auto"
+                    first = report.requests == int(staged) and options.protocol == "auto"
                     if not (first and error.status in NOT_GRAPH_STORE):
                         raise
                     progress(
@@ -222,15 +239,32 @@ def _push(
                     )
                     protocol = "update"
             if protocol == "update":
-                _update(session, target, iri, chunk, replace)
+                _update(session, target, into, chunk, replace and not staged)
             report.requests += 1
-        progress(f"sent {len(members)} triples to <{iri}> in {len(bodies)} request(s)")
+        staging = f" (staged in <{into}>)" if staged else ""
+        progress(f"sent {len(members)} triples to <{iri}>{staging} in {len(bodies)} request(s)")
     report.protocol = protocol
+    gone = []
     if options.per_digest and options.replace:
-        for iri in _gone_digest_graphs(session, target.endpoint, graphs):
+        gone = _gone_digest_graphs(session, target.endpoint, graphs)
+    if staged:
+        _swap(session, target, graphs, gone)
+        report.requests += 1
+        progress(f"swapped {len(graphs)} graph(s) in with one request")
+    else:
+        for iri in gone:
             _drop(session, target, iri, protocol)
-            report.dropped.append(iri)
             report.requests += 1
+    report.dropped = gone
+
+
+def _check(
+    session: Session,
+    target: Target,
+    options: PushOptions,
+    graphs: dict[str, list[ox.Triple]],
+    report: PushReport,
+) -> None:
     for iri, members in graphs.items():
         counted = count(session, target.endpoint, [iri])
         report.graphs.append(GraphReport(iri, len(members), counted))
@@ -240,11 +274,50 @@ def _push(
             )
     if options.per_digest and options.replace:
         report.union = count(session, target.endpoint, list(graphs), distinct=True)
-        if report.union != triples:
+        if report.union != report.triples:
             report.problems.append(
-                f"the build has {triples} triples, but the store's digest graphs "
+                f"the build has {report.triples} triples, but the store's digest graphs "
                 f"hold {report.union} distinct ones"
             )
+
+
+def _empty_staging(
+    session: Session,
+    target: Target,
+    graphs: Iterable[str],
+    protocol: str,
+    progress: Callable[[str], None],
+) -> bool:
+    """Empty the staging graphs (of a push that was stopped); False when the server takes
+    no SPARQL Update, so that only the Graph Store protocol can replace, in place."""
+    drops = " ;\n".join(f"DROP SILENT GRAPH {ox.NamedNode(STAGING + iri)}" for iri in graphs)
+    try:
+        _sparql_update(session, target, drops, idempotent=True)
+    except RemoteError as error:
+        if protocol != "graph-store" or error.status in (None, 401):
+            raise
+        progress(
+            f"no SPARQL Update at {target.update_url} ({error}): --replace over the Graph "
+            "Store protocol alone writes the graph in place, so a push stopped midway "
+            "leaves part of it (give --update URL for an atomic replace)"
+        )
+        return False
+    return True
+
+
+def _swap(
+    session: Session, target: Target, graphs: dict[str, list[ox.Triple]], gone: list[str]
+) -> None:
+    """One request: each staged graph replaces its graph, and the graphs of digests gone
+    from the build are dropped. A store runs one update request as one transaction."""
+    operations = [
+        f"MOVE SILENT GRAPH {ox.NamedNode(STAGING + iri)} TO GRAPH {ox.NamedNode(iri)}"
+        if members
+        else f"DROP SILENT GRAPH {ox.NamedNode(iri)}"  # nothing staged: MOVE would keep it
+        for iri, members in graphs.items()
+    ]
+    operations += [f"DROP SILENT GRAPH {ox.NamedNode(iri)}" for iri in gone]
+    _sparql_update(session, target, " ;\n".join(operations))
 
 
 def _gone_digest_graphs(session: Session, endpoint: str, graphs: Iterable[str]) -> list[str]:
@@ -266,14 +339,16 @@ def _drop(session: Session, target: Target, iri: str, protocol: str) -> None:
         assert target.store is not None
         session.request("DELETE", _with_graph(target.store, iri))
         return
-    text = f"DROP SILENT GRAPH {ox.NamedNode(iri)}"
-    form = urllib.parse.urlencode({"update": text}).encode("utf-8")
+    _sparql_update(session, target, f"DROP SILENT GRAPH {ox.NamedNode(iri)}", idempotent=True)
+
+
+def _sparql_update(session: Session, target: Target, text: str, idempotent: bool = False) -> None:
     session.request(
         "POST",
         target.update_url,
-        form,
+        urllib.parse.urlencode({"update": text}).encode("utf-8"),
         {"Content-Type": "application/x-www-form-urlencoded"},
-        idempotent=True,
+        idempotent=idempotent,
     )
 
 
@@ -286,13 +361,14 @@ def _with_graph(url: str, iri: str) -> str:
 
 
 def _graph_store(session: Session, target: Target, iri: str, chunk: Chunk, replace: bool) -> None:
+    """PUT replaces the graph, POST adds to it; either may be repeated for ground triples."""
     assert target.store is not None
     session.request(
         "PUT" if replace else "POST",
         _with_graph(target.store, iri),
         chunk.data,
         {"Content-Type": "application/n-triples"},
-        idempotent=not chunk.blank,  # ground triples added twice are the same set
+        idempotent=not chunk.blank,
     )
 
 
@@ -307,10 +383,5 @@ def _update(session: Session, target: Target, iri: str, chunk: Chunk, replace: b
         text = f"INSERT DATA {{ GRAPH {graph} {{\n{data}}} }}"
     if replace:
         text = f"DROP SILENT GRAPH {graph} ;\n{text}"
-    session.request(
-        "POST",
-        target.update_url,
-        urllib.parse.urlencode({"update": text}).encode("utf-8"),
-        {"Content-Type": "application/x-www-form-urlencoded"},
-        idempotent=not chunk.blank,  # fresh blank nodes inserted twice would double
-    )
+    # Inserting ground triples twice leaves the same set; fresh blank nodes would double.
+    _sparql_update(session, target, text, idempotent=not chunk.blank)
