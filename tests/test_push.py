@@ -217,8 +217,8 @@ def test_push_replaces_or_adds(server, fixture_out, seeds_out) -> None:
     assert counted(server, [graph]) == both
     code, out, _ = push(server, seeds_out, "--graph", graph, "--replace", "--chunk-size", "100")
     assert code == 0
-    # The chunks, and two more: emptying the staging graph first, swapping it in last.
-    assert f"in {math.ceil(seeds / 100) + 2} request(s); the store counts {seeds}" in out
+    # The chunks, and three more: emptying the staging graph, the swap, emptying it again.
+    assert f"in {math.ceil(seeds / 100) + 3} request(s); the store counts {seeds}" in out
     assert counted(server, [graph]) == seeds
     assert push(server, seeds_out, "--graph", graph)[0] == 0  # again: a set, nothing changes
     assert counted(server, [graph]) == seeds
@@ -384,10 +384,11 @@ def test_push_sends_every_chunk_exactly_once(server, seeds_out, protocol) -> Non
             assert sum(chunk.data.decode() in text for text in texts) == 1
     assert wire.bytes_in < 1.01 * sum(r.size for r in sent) + 10_000  # heads and the rest
     # Before the chunks: emptying the staging graph (refused once by Virtuoso, which asks
-    # for Digest then, and closes that connection); after them: the swap, and the count.
+    # for Digest then, and closes that connection); after them: the swap, emptying the
+    # staging graph again, and the count.
     challenged = 1 if server.user else 0
     assert wire.connections == 1 + challenged
-    assert len(wire.received) == len(expected) + 3 + challenged
+    assert len(wire.received) == len(expected) + 4 + challenged
     signed = ["authorization" in r.headers for r in wire.received]
     assert signed == (
         [False] + [True] * (len(signed) - 1) if server.user else [False] * len(signed)
@@ -429,7 +430,7 @@ def test_push_replace_killed_leaves_the_old_graph_or_the_new(
     def stop_at(r: servers.Received) -> bool:
         if when == "mid-way":
             return r.size > CHUNK and next(chunk_number) == 3  # the fourth chunk
-        return b"MOVE" in r.body
+        return b"ADD+SILENT+GRAPH" in r.body
 
     env = {**os.environ, "KGRAPH_PASSWORD": server.password or ""}
     with servers.Wire(server.base, keep_bodies=True, hold=stop_at) as wire:

@@ -11,8 +11,9 @@ every triple we sent. All requests go through one kept-alive `remote.Session`.
 
 `replace` is atomic wherever the server takes SPARQL Update (Oxigraph, Virtuoso, Fuseki):
 the chunks go to a staging graph (`urn:kgraph:staging:` and the graph's IRI), emptied
-first, and one last update request swaps every staged graph in (`MOVE`) and drops the
-digest graphs the build no longer has. The store holds the old graphs or the new ones,
+first, and one update request swaps every staged graph in (`DROP` the graph, `ADD` the
+staging graph to it) and drops the digest graphs the build no longer has; then the staging
+graphs are emptied. The store holds the old graphs or the new ones,
 never a mix, whenever the push stops; a push stopped midway leaves its staging graph,
 which the next push to the same graph empties. Where only the Graph Store protocol is
 available, the first chunk replaces the graph in place (PUT) and the others add to it, so
@@ -87,7 +88,7 @@ class PushReport:
     graphs: list[GraphReport] = field(default_factory=list)
     triples: int = 0  # distinct triples of the build
     union: int | None = None  # distinct triples across the pushed graphs, counted by the store
-    requests: int = 0  # write requests: chunks, emptying the staging graphs, the swap, drops
+    requests: int = 0  # write requests: chunks, the staging graphs emptied, the swap, drops
     seconds: float = 0.0
     atomic: bool | None = None  # with replace: whether the new graphs were swapped in at once
     problems: list[str] = field(default_factory=list)
@@ -249,8 +250,9 @@ def _send(
         gone = _gone_digest_graphs(session, target.endpoint, graphs)
     if staged:
         _swap(session, target, graphs, gone)
-        report.requests += 1
         progress(f"swapped {len(graphs)} graph(s) in with one request")
+        _sparql_update(session, target, _staging_drops(graphs), idempotent=True)
+        report.requests += 2
     else:
         for iri in gone:
             _drop(session, target, iri, protocol)
@@ -290,9 +292,8 @@ def _empty_staging(
 ) -> bool:
     """Empty the staging graphs (of a push that was stopped); False when the server takes
     no SPARQL Update, so that only the Graph Store protocol can replace, in place."""
-    drops = " ;\n".join(f"DROP SILENT GRAPH {ox.NamedNode(STAGING + iri)}" for iri in graphs)
     try:
-        _sparql_update(session, target, drops, idempotent=True)
+        _sparql_update(session, target, _staging_drops(graphs), idempotent=True)
     except RemoteError as error:
         if protocol != "graph-store" or error.status in (None, 401):
             raise
@@ -308,16 +309,29 @@ def _empty_staging(
 def _swap(
     session: Session, target: Target, graphs: dict[str, list[ox.Triple]], gone: list[str]
 ) -> None:
-    """One request: each staged graph replaces its graph, and the graphs of digests gone
-    from the build are dropped. A store runs one update request as one transaction."""
+    """One request: each graph is dropped and its staged triples added, and the graphs of
+    digests gone from the build are dropped. A store runs one update request as one
+    transaction. (Not `MOVE`, which also deletes the staging graph in that transaction:
+    Virtuoso aborts a transaction whose log outgrows `TransactionAfterImageLimit`, and the
+    staging graph is emptied in a request of its own after the swap.)"""
     operations = [
-        f"MOVE SILENT GRAPH {ox.NamedNode(STAGING + iri)} TO GRAPH {ox.NamedNode(iri)}"
-        if members
-        else f"DROP SILENT GRAPH {ox.NamedNode(iri)}"  # nothing staged: MOVE would keep it
-        for iri, members in graphs.items()
+        f"DROP SILENT GRAPH {ox.NamedNode(iri)} ;\n"
+        f"ADD SILENT GRAPH {ox.NamedNode(STAGING + iri)} TO GRAPH {ox.NamedNode(iri)}"
+        for iri in graphs
     ]
     operations += [f"DROP SILENT GRAPH {ox.NamedNode(iri)}" for iri in gone]
-    _sparql_update(session, target, " ;\n".join(operations))
+    try:
+        _sparql_update(session, target, " ;\n".join(operations))
+    except RemoteError as error:
+        raise RemoteError(
+            f"{error} (the swap was refused, so the store holds the old graph; the new one "
+            "waits in its staging graph, which the next push empties)",
+            error.status,
+        ) from None
+
+
+def _staging_drops(graphs: Iterable[str]) -> str:
+    return " ;\n".join(f"DROP SILENT GRAPH {ox.NamedNode(STAGING + iri)}" for iri in graphs)
 
 
 def _gone_digest_graphs(session: Session, endpoint: str, graphs: Iterable[str]) -> list[str]:
