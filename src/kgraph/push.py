@@ -30,6 +30,7 @@ graph. Corpus-wide numbers (`kg:prCount`) are as of the build that was pushed.
 
 from __future__ import annotations
 
+import math
 import time
 import urllib.parse
 from collections import defaultdict
@@ -217,7 +218,13 @@ def _send(
     progress: Callable[[str], None],
 ) -> None:
     protocol = "graph-store" if target.store and options.protocol != "update" else "update"
-    staged = options.replace and _empty_staging(session, target, graphs, protocol, progress)
+    # Emptying a staging graph and the swap handle as many triples as all the chunks do
+    # together, so they may take as long: each waits a request's timeout once per chunk.
+    requests = sum(max(1, math.ceil(len(m) / options.chunk_size)) for m in graphs.values())
+    patience = session.server.timeout * requests
+    staged = options.replace and _empty_staging(
+        session, target, graphs, protocol, progress, patience
+    )
     report.atomic = staged if options.replace else None
     if staged:
         report.requests += 1
@@ -249,10 +256,15 @@ def _send(
     if options.per_digest and options.replace:
         gone = _gone_digest_graphs(session, target.endpoint, graphs)
     if staged:
-        _swap(session, target, graphs, gone)
+        _swap(session, target, graphs, gone, patience)
         progress(f"swapped {len(graphs)} graph(s) in with one request")
-        _sparql_update(session, target, _staging_drops(graphs), idempotent=True)
         report.requests += 2
+        try:
+            _sparql_update(
+                session, target, _staging_drops(graphs), idempotent=True, timeout=patience
+            )
+        except RemoteError as error:  # the push is done all the same
+            progress(f"the staging graphs stay until the next push: {error}")
     else:
         for iri in gone:
             _drop(session, target, iri, protocol)
@@ -289,11 +301,12 @@ def _empty_staging(
     graphs: Iterable[str],
     protocol: str,
     progress: Callable[[str], None],
+    timeout: float,
 ) -> bool:
     """Empty the staging graphs (of a push that was stopped); False when the server takes
     no SPARQL Update, so that only the Graph Store protocol can replace, in place."""
     try:
-        _sparql_update(session, target, _staging_drops(graphs), idempotent=True)
+        _sparql_update(session, target, _staging_drops(graphs), idempotent=True, timeout=timeout)
     except RemoteError as error:
         if protocol != "graph-store" or error.status in (None, 401):
             raise
@@ -307,7 +320,11 @@ def _empty_staging(
 
 
 def _swap(
-    session: Session, target: Target, graphs: dict[str, list[ox.Triple]], gone: list[str]
+    session: Session,
+    target: Target,
+    graphs: dict[str, list[ox.Triple]],
+    gone: list[str],
+    timeout: float,
 ) -> None:
     """One request: each graph is dropped and its staged triples added, and the graphs of
     digests gone from the build are dropped. A store runs one update request as one
@@ -321,12 +338,14 @@ def _swap(
     ]
     operations += [f"DROP SILENT GRAPH {ox.NamedNode(iri)}" for iri in gone]
     try:
-        _sparql_update(session, target, " ;\n".join(operations))
+        _sparql_update(session, target, " ;\n".join(operations), timeout=timeout)
     except RemoteError as error:
+        if error.status is None:  # no answer: the store may be swapping still
+            outcome = "the store holds the old graph or, once it has swapped, the new one"
+        else:
+            outcome = "the swap was refused, so the store holds the old graph"
         raise RemoteError(
-            f"{error} (the swap was refused, so the store holds the old graph; the new one "
-            "waits in its staging graph, which the next push empties)",
-            error.status,
+            f"{error} ({outcome}; push again to be sure of the new one)", error.status
         ) from None
 
 
@@ -356,13 +375,20 @@ def _drop(session: Session, target: Target, iri: str, protocol: str) -> None:
     _sparql_update(session, target, f"DROP SILENT GRAPH {ox.NamedNode(iri)}", idempotent=True)
 
 
-def _sparql_update(session: Session, target: Target, text: str, idempotent: bool = False) -> None:
+def _sparql_update(
+    session: Session,
+    target: Target,
+    text: str,
+    idempotent: bool = False,
+    timeout: float | None = None,
+) -> None:
     session.request(
         "POST",
         target.update_url,
         urllib.parse.urlencode({"update": text}).encode("utf-8"),
         {"Content-Type": "application/x-www-form-urlencoded"},
         idempotent=idempotent,
+        timeout=timeout,
     )
 
 

@@ -108,18 +108,21 @@ class Session:
         body: bytes = b"",
         headers: dict[str, str] | None = None,
         idempotent: bool = False,
+        timeout: float | None = None,
     ) -> Response:
         """One request, retried only when repeating it cannot change the outcome; returns
-        the answer or raises `RemoteError`."""
+        the answer or raises `RemoteError`. `timeout` overrides the server's, for a request
+        known to take long."""
         httpx = self._httpx
         repeatable = idempotent or method in IDEMPOTENT
         for attempt in range(RETRIES + 1):
             again = repeatable and attempt < RETRIES
             try:
-                response = self._exchange(method, url, body, headers or {})
+                response = self._exchange(method, url, body, headers or {}, timeout)
             except httpx.TimeoutException:
+                waited = timeout or self.server.timeout
                 raise RemoteError(
-                    f"{method} {_public(url)}: no answer within {self.server.timeout:g}s"
+                    f"{method} {_public(url)}: no answer within {waited:g}s"
                 ) from None
             except httpx.TransportError as error:
                 if not again:
@@ -134,10 +137,12 @@ class Session:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _exchange(
-        self, method: str, url: str, body: bytes, headers: dict[str, str]
+        self, method: str, url: str, body: bytes, headers: dict[str, str], timeout: float | None
     ) -> httpx.Response:
         """Send with the credentials the server wants, learning them from its first 401."""
-        request = self._client.build_request(method, url, content=body, headers=headers)
+        request = self._client.build_request(
+            method, url, content=body, headers=headers, timeout=timeout or self.server.timeout
+        )
         wants_probe = len(body) > PROBE_ABOVE and not self._probed
         if self._auth is None and self.server.user is not None and wants_probe:
             self._probed = True
