@@ -117,7 +117,7 @@ DisableUnixSocket = 1
 NumberOfBuffers = 2000
 MaxDirtyBuffers = 1200
 DirsAllowed = .
-[HTTPServer]
+{parameters}[HTTPServer]
 ServerPort = {host}:{http_port}
 ServerThreads = 4
 Charset = UTF-8
@@ -128,11 +128,14 @@ MaxQueryExecutionTime = 60
 
 
 @contextmanager
-def virtuoso(folder: Path) -> Iterator[Running]:
-    """Virtuoso with a fresh database: its `dba` account has the password `dba`."""
+def virtuoso(folder: Path, parameters: str = "") -> Iterator[Running]:
+    """Virtuoso with a fresh database: its `dba` account has the password `dba`.
+    `parameters` are more lines of the ini file's [Parameters] section."""
     http_port, sql_port = free_port(), free_port()
     (folder / "virtuoso.ini").write_text(
-        VIRTUOSO_INI.format(d=folder, host=HOST, sql_port=sql_port, http_port=http_port),
+        VIRTUOSO_INI.format(
+            d=folder, host=HOST, sql_port=sql_port, http_port=http_port, parameters=parameters
+        ),
         "utf-8",
     )
     base = f"http://{HOST}:{http_port}"

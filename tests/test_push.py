@@ -547,3 +547,21 @@ def test_a_server_that_breaks_off_its_answer_is_one_line_and_exit_1(fixture_out,
     (line,) = run.stderr.splitlines()
     assert line.startswith(("kgraph: push failed: POST ", "kgraph: POST "))
     assert "the server broke off the exchange" in line and "expected 1000" in line, line
+
+
+def test_push_replace_that_virtuoso_refuses_for_its_size_keeps_the_old_graph(
+    seeds_out, fixture_out, tmp_path
+) -> None:
+    """Virtuoso aborts a transaction whose log outgrows TransactionAfterImageLimit: the
+    swap is refused whole, the old graph stays, and the message names the setting."""
+    with servers.virtuoso(tmp_path, "TransactionAfterImageLimit = 50000\n") as running:
+        graph = "urn:kgraph:test:virtuoso:too-large"
+        small = ["--graph", graph, "--chunk-size", "20"]
+        assert push(running, fixture_out, *small)[0] == 0
+        old = counted(running, [graph])
+        code, _, err = push(running, seeds_out, *small, "--replace")
+        assert code == 1
+        (line,) = err.splitlines()[-1:]
+        assert "the swap was refused, so the store holds the old graph" in line, err
+        assert "TransactionAfterImageLimit" in line
+        assert counted(running, [graph]) == old

@@ -341,12 +341,18 @@ def _swap(
         _sparql_update(session, target, " ;\n".join(operations), timeout=timeout)
     except RemoteError as error:
         if error.status is None:  # no answer: the store may be swapping still
-            outcome = "the store holds the old graph or, once it has swapped, the new one"
+            outcome = (
+                "the store holds the old graph or, once it has swapped, the new one; "
+                "push again to be sure of the new one"
+            )
         else:
             outcome = "the swap was refused, so the store holds the old graph"
-        raise RemoteError(
-            f"{error} ({outcome}; push again to be sure of the new one)", error.status
-        ) from None
+            if "SR325" in str(error):  # Virtuoso's transaction log limit
+                outcome += (
+                    "; Virtuoso swaps a graph this large only with a larger "
+                    "TransactionAfterImageLimit in the [Parameters] of virtuoso.ini"
+                )
+        raise RemoteError(f"{error} ({outcome})", error.status) from None
 
 
 def _staging_drops(graphs: Iterable[str]) -> str:
