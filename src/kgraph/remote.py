@@ -23,6 +23,7 @@ httpx is imported when a session opens: commands that never talk to a server do 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import urllib.parse
@@ -44,6 +45,7 @@ N_TRIPLES = "application/n-triples"
 USER_AGENT = "kgraph"
 SERVER_SAYS = 400  # characters of a server's error page kept in a message
 PROBE_ABOVE = 1 << 16  # bytes of a body worth a HEAD first, while no challenge is known
+PROBE_WAIT = 10.0  # seconds the HEAD may take at most
 RETRIES = 2  # further attempts of a request that may be repeated
 RETRY_AFTER = 0.5  # seconds before the first retry, doubling
 BUSY = frozenset({502, 503, 504})
@@ -146,8 +148,11 @@ class Session:
         wants_probe = len(body) > PROBE_ABOVE and not self._probed
         if self._auth is None and self.server.user is not None and wants_probe:
             self._probed = True
-            probe = self._client.build_request("HEAD", url)
-            self._take_challenge(probe, self._send(probe))
+            wait = min(PROBE_WAIT, timeout or self.server.timeout)
+            probe = self._client.build_request("HEAD", url, timeout=wait)
+            # A server that does not answer a HEAD: the request goes all the same.
+            with contextlib.suppress(self._httpx.TransportError):
+                self._take_challenge(probe, self._send(probe))
         if self._auth is None:
             response = self._send(request)
             signed = self._take_challenge(request, response)
