@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import DATA, DEV, EXAMPLES, SEEDS
 from kgraph.catalog import builtin_knowledge
@@ -115,3 +117,56 @@ def test_gate_is_a_superset_on_generated_text() -> None:
         for index, pattern in enumerate(compiled):
             if pattern.search(text):
                 assert index in candidates, (expressions[index], text)
+
+
+@pytest.mark.parametrize(
+    ("expression", "expected"),
+    [
+        (r"x{2,}y", (("x",), ("y",))),  # a repeat of at least one requires its body
+        (r"ab{,3}c", (("a",), ("c",))),
+        (r"(?i:ab)+?c", (("ab",), ("c",))),
+        (r"(?#a comment)ab", (("ab",),)),
+        (r"(?P<word>ab)|(?<other>ab)c", (("ab", "abc"),)),
+        (r"a\u4e00\x41\-\.", (("a一a-.",),)),
+        (r"[\]x-z]q", (("q",),)),  # a range is not listed: only what follows is required
+        (r"a{b", (("a{b",),)),  # not a repeat: a literal brace, as `re` reads it
+        (r"(a)\1", None),  # a back reference: unreadable as a whole
+        (r"(?x) a b", None),  # verbose: spaces are not text
+        (r"\N{DIGIT ONE}", None),
+        (r"(?>ab)c", (("ab",), ("c",))),
+    ],
+)
+def test_cue_syntax_reads_what_the_gate_needs_and_no_more(expression, expected) -> None:
+    assert requirements(expression) == expected
+
+
+_atoms = st.sampled_from(["a", "b", "回", "滚", r"\.", "[ab]", "[^a]", ".", r"\s"])
+
+
+@st.composite
+def _expressions(draw, depth: int = 0) -> str:
+    parts = []
+    for _ in range(draw(st.integers(1, 4))):
+        if depth < 2 and draw(st.booleans()):
+            inner = "|".join(draw(_expressions(depth + 1)) for _ in range(draw(st.integers(1, 3))))
+            part = draw(st.sampled_from(["({})", "(?:{})", "(?i:{})"])).format(inner)
+            # No repeat of a group: a repeat of repeats makes `re` backtrack exponentially
+            # when hypothesis checks the texts it made.
+            parts.append(part + draw(st.sampled_from(["", "?"])))
+        else:
+            part = draw(_atoms)
+            parts.append(
+                part + draw(st.sampled_from(["", "", "?", "*", "+", "{2}", "{1,3}", "*?"]))
+            )
+    return "".join(parts)
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_cue_syntax_requirements_hold_in_every_match(data) -> None:
+    """Whatever `re` matches, the text holds every requirement that was read."""
+    expression = data.draw(_expressions())
+    found = requirements(expression)
+    text = data.draw(st.from_regex(expression, fullmatch=True))
+    for needles in found or ():
+        assert any(n in text.casefold() for n in needles), (expression, text, needles)

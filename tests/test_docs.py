@@ -305,3 +305,15 @@ def test_docs_readme_names_the_test_command_that_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text("utf-8")
     command = ci.strip().splitlines()[-1]
     assert command in (ROOT / "README.md").read_text("utf-8")
+
+
+def test_docs_readme_names_every_package_ci_installs() -> None:
+    """CI installs nothing the README does not tell a developer to have."""
+    ci = (ROOT / ".ci" / "run").read_text("utf-8")
+    readme = (ROOT / "README.md").read_text("utf-8")
+    packages = re.findall(r"need\+=\(([\w.+-]+)\)", ci)
+    assert len(packages) >= 4
+    for package in packages:
+        assert f"`{package}`" in readme, package
+    installs = [line for line in ci.splitlines() if "pip install" in line]
+    assert installs == [ci.strip().splitlines()[-1]]  # only the README's test command

@@ -353,6 +353,7 @@ def test_interrupt_during_a_push_says_the_store_may_hold_part_of_the_graph(tmp_p
         slow.shutdown()
     assert push.returncode == 128 + signal.SIGINT
     assert stderr == (
-        "kgraph: interrupted by SIGINT; the store may hold part of the graph: push again to "
-        "complete it (with --replace to drop what this push left)\n"
+        "kgraph: interrupted by SIGINT; a --replace push swaps the new graph in only at its "
+        "end, so the store holds the old one (over the Graph Store protocol alone, part of "
+        "the new one): push again to complete it\n"
     )

@@ -7,9 +7,18 @@ queries must give the same answers from the store as from the local graph.
 
 from __future__ import annotations
 
+import http.server
+import itertools
 import math
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,7 +139,13 @@ def push(running: servers.Running, out: Path, *args: str) -> tuple[int, str, str
 
 
 def counted(running: servers.Running, graphs: list[str]) -> int:
-    return remote.count(remote.Server(), running.query, graphs)
+    with remote.Server().session() as session:
+        return remote.count(session, running.query, graphs)
+
+
+def ask(endpoint: str, text: str, graphs: list[str], source: str = "query") -> object:
+    with remote.Server().session() as session:
+        return remote.query(session, endpoint, text, graphs, source)
 
 
 def normalized(answer: object) -> list[tuple[object, ...]]:
@@ -151,7 +166,7 @@ def same_answers(
     for name, params in cases:
         text = query.bind(query.named_query(name), params)
         here = query.run_local(out, text, name).answer
-        there = remote.query(remote.Server(), running.query, text, graphs, name)
+        there = ask(running.query, text, graphs, name)
         assert isinstance(here, Solutions) and isinstance(there, Solutions)
         assert there.variables == here.variables
         assert normalized(there) == normalized(here), (running.name, name, params)
@@ -187,7 +202,7 @@ def test_push_per_digest_graphs_over_sparql_update_answer_alike(server, fixture_
     same_answers(server, fixture_out, [main, *DIGESTS], cases)
     # Non-ASCII parameters and language tags survive the trip.
     text = query.bind(query.named_query("topic"), {"name": "滑动窗口注意力"})
-    answer = remote.query(remote.Server(), server.query, text, [main, *DIGESTS])
+    answer = ask(server.query, text, [main, *DIGESTS])
     assert isinstance(answer, Solutions) and len(answer.rows) == 1
 
 
@@ -202,7 +217,8 @@ def test_push_replaces_or_adds(server, fixture_out, seeds_out) -> None:
     assert counted(server, [graph]) == both
     code, out, _ = push(server, seeds_out, "--graph", graph, "--replace", "--chunk-size", "100")
     assert code == 0
-    assert f"in {math.ceil(seeds / 100)} request(s); the store counts {seeds}" in out
+    # The chunks, and three more: emptying the staging graph, the swap, emptying it again.
+    assert f"in {math.ceil(seeds / 100) + 3} request(s); the store counts {seeds}" in out
     assert counted(server, [graph]) == seeds
     assert push(server, seeds_out, "--graph", graph)[0] == 0  # again: a set, nothing changes
     assert counted(server, [graph]) == seeds
@@ -233,7 +249,7 @@ def test_push_keeps_blank_nodes_whole_across_chunks(server, tmp_path, protocol) 
     )
     assert code == 0, err
     text = "SELECT ?v WHERE { <http://x/a> <http://x/p> ?b . ?b <http://x/q> ?v }"
-    answer = remote.query(remote.Server(), server.query, text, [graph])
+    answer = ask(server.query, text, [graph])
     assert isinstance(answer, Solutions) and [r[0].value for r in answer.rows] == ["deep"]
 
 
@@ -325,3 +341,227 @@ def test_push_per_digest_replace_drops_the_graph_of_a_digest_gone_from_the_build
         assert code == 0, err
         assert "dropped 1 graph(s) of digests no longer in the build" in out
         assert counted(server, [gone]) == 0
+
+
+# ---- on the wire: each chunk once, and a replace that is the old graph or the new one -------
+
+
+KGRAPH = Path(sys.executable).parent / "kgraph"
+
+
+def uploads(wire: servers.Wire, running: servers.Running) -> list[servers.Received]:
+    """The requests that carried the graph: to the Graph Store, or INSERTs over Update."""
+    store = urllib.parse.urlsplit(running.store).path
+    return [
+        r
+        for r in wire.received
+        if r.target.startswith(store + "?")
+        or (r.method == "POST" and b"INSERT" in urllib.parse.unquote_to_bytes(r.body))
+    ]
+
+
+@pytest.mark.parametrize("protocol", ["graph-store", "update"])
+def test_push_sends_every_chunk_exactly_once(server, seeds_out, protocol) -> None:
+    """Counted by a proxy in front of the real server: one connection, no chunk sent twice,
+    and with Virtuoso's Digest, every chunk signed in advance."""
+    graph = f"urn:kgraph:test:{server.name}:wire-{protocol}"
+    expected = chunks(sorted(set(triples_of(seeds_out / "graph.nt")), key=str), 500)
+    with servers.Wire(server.base, keep_bodies=True) as wire:
+        args = ["push", str(seeds_out), "--endpoint", wire.url(server.query)]
+        args += ["--update", wire.url(server.update), "--store", wire.url(server.store)]
+        args += ["--user", server.user] if server.user else []
+        args += ["--graph", graph, "--replace", "--chunk-size", "500", "--protocol", protocol]
+        result = CliRunner().invoke(cli, args, env={"KGRAPH_PASSWORD": server.password or ""})
+        assert result.exit_code == 0, result.stderr
+        sent = uploads(wire, server)
+    if protocol == "graph-store":
+        assert sorted(r.body for r in sent) == sorted(c.data for c in expected)
+        assert [r.method for r in sent] == ["PUT"] + ["POST"] * (len(expected) - 1)
+    else:
+        texts = [urllib.parse.parse_qs(r.body.decode())["update"][0] for r in sent]
+        assert len(texts) == len(expected)
+        for chunk in expected:
+            assert sum(chunk.data.decode() in text for text in texts) == 1
+    assert wire.bytes_in < 1.01 * sum(r.size for r in sent) + 10_000  # heads and the rest
+    # Before the chunks: emptying the staging graph (refused once by Virtuoso, which asks
+    # for Digest then, and closes that connection); after them: the swap, emptying the
+    # staging graph again, and the count.
+    challenged = 1 if server.user else 0
+    assert wire.connections == 1 + challenged
+    assert len(wire.received) == len(expected) + 4 + challenged
+    signed = ["authorization" in r.headers for r in wire.received]
+    assert signed == (
+        [False] + [True] * (len(signed) - 1) if server.user else [False] * len(signed)
+    )
+    assert counted(server, [graph]) == len({t for c in expected for t in triples_of_chunk(c)})
+
+
+def triples_of_chunk(chunk) -> list[ox.Triple]:
+    return [q.triple for q in ox.parse(chunk.data, format=ox.RdfFormat.N_TRIPLES)]
+
+
+def staging_of(graph: str) -> str:
+    return "urn:kgraph:staging:" + graph
+
+
+def replacing(server: servers.Running, out: Path, graph: str, via: str) -> list[str]:
+    args = [str(KGRAPH), "push", str(out), "--endpoint", server.query]
+    args += ["--update", via + urllib.parse.urlsplit(server.update).path]
+    args += ["--user", server.user] if server.user else []
+    return [*args, "--graph", graph, "--replace", "--chunk-size", "200", "--protocol", "update"]
+
+
+CHUNK = 10_000  # bytes: a request larger than this carries a chunk of 200 seed triples
+
+
+@pytest.mark.parametrize("when", ["mid-way", "at the swap"])
+def test_push_replace_killed_leaves_the_old_graph_or_the_new(
+    server, seeds_out, fixture_out, when
+) -> None:
+    """SIGKILL of `kgraph push --replace`: mid-way through the chunks, the store still has
+    the old graph whole; once the swap has gone out, the old one or the new one whole."""
+    graph = f"urn:kgraph:test:{server.name}:killed-{when.replace(' ', '-')}"
+    assert push(server, fixture_out, "--graph", graph, "--replace")[0] == 0
+    old = counted(server, [graph])
+    new = len(set(triples_of(seeds_out / "graph.nt")))
+    assert old != new
+    chunk_number = itertools.count()
+
+    def stop_at(r: servers.Received) -> bool:
+        if when == "mid-way":
+            return r.size > CHUNK and next(chunk_number) == 3  # the fourth chunk
+        return b"ADD+SILENT+GRAPH" in r.body
+
+    env = {**os.environ, "KGRAPH_PASSWORD": server.password or ""}
+    with servers.Wire(server.base, keep_bodies=True, hold=stop_at) as wire:
+        process = subprocess.Popen(
+            replacing(server, seeds_out, graph, wire.base), env=env, stderr=subprocess.PIPE
+        )
+        try:
+            assert wire.held.wait(60), process.communicate(timeout=5)
+            if when == "mid-way":
+                assert counted(server, [staging_of(graph)]) == 3 * 200  # three chunks staged
+                assert counted(server, [graph]) == old
+            process.kill()
+            process.wait(timeout=10)
+        finally:
+            process.kill()
+            wire.release(forward=when == "at the swap")
+        assert process.returncode == -signal.SIGKILL
+        # Whether the store finishes a swap whose client died (Oxigraph does; Virtuoso rolls
+        # it back when the connection goes): it is the old graph or the new, at every look.
+        seen = set()
+        for _ in range(15):
+            seen.add(counted(server, [graph]))
+            time.sleep(0.2)
+        assert seen <= ({old} if when == "mid-way" else {old, new}), seen
+        assert len(seen) <= 2
+    # The next push empties what the killed one left in staging, and completes.
+    code, _, err = push(server, seeds_out, "--graph", graph, "--replace", "--chunk-size", "200")
+    assert code == 0, err
+    assert counted(server, [graph]) == new and counted(server, [staging_of(graph)]) == 0
+
+
+def test_push_replace_cut_off_by_the_server_keeps_the_old_graph(
+    server, seeds_out, fixture_out
+) -> None:
+    """A connection dropped in the middle of a chunk, every time it is tried: one line,
+    exit 1, the old graph whole. Dropped once only, the chunk is sent again and the push
+    completes: adding ground triples twice leaves the same set, so such a chunk is retried."""
+    graph = f"urn:kgraph:test:{server.name}:cut"
+    assert push(server, fixture_out, "--graph", graph, "--replace")[0] == 0
+    old = counted(server, [graph])
+    new = len(set(triples_of(seeds_out / "graph.nt")))
+    args = ["--graph", graph, "--replace", "--chunk-size", "200"]
+    with servers.Wire(server.base, cut=lambda r: r.size > CHUNK) as wire:
+        code, _, err = push(server, seeds_out, "--update", wire.url(server.update), *args)
+        tried = [r for r in wire.received if r.size > CHUNK]
+    assert code == 1
+    assert len(tried) == 1 + remote.RETRIES
+    (line,) = err.splitlines()[-1:]
+    path = urllib.parse.urlsplit(server.update).path
+    assert re.fullmatch(
+        rf"kgraph: push failed: POST http://127\.0\.0\.1:\d+{path}: (the server broke off the "
+        r"exchange|the connection broke) \(.+\)",
+        line,
+    ), err
+    assert "Traceback" not in err
+    assert counted(server, [graph]) == old
+    first = itertools.count()
+    with servers.Wire(server.base, cut=lambda r: r.size > CHUNK and next(first) == 0) as wire:
+        code, _, err = push(server, seeds_out, "--update", wire.url(server.update), *args)
+    assert code == 0, err
+    assert counted(server, [graph]) == new
+
+
+def test_push_replace_with_only_the_graph_store_says_it_is_not_atomic(fixture_out, tmp_path):
+    with servers.oxigraph(tmp_path) as running:
+        code, _, err = push(
+            running, fixture_out, "--store", running.store, "--update", running.query,
+            "--graph", "urn:x:g", "--replace",
+        )  # fmt: skip
+        assert code == 0, err
+        assert re.search(
+            r"no SPARQL Update at \S+/query \(POST \S+: HTTP 4\d\d .*\): --replace over the "
+            r"Graph Store protocol alone writes the graph in place, so a push stopped midway "
+            r"leaves part of it",
+            " ".join(err.split()),
+        ), err
+        assert counted(running, ["urn:x:g"]) == len(set(triples_of(fixture_out / "graph.ttl")))
+
+
+class BrokenOff(http.server.BaseHTTPRequestHandler):
+    """Announces a body of 1000 bytes, sends 10, and closes the connection."""
+
+    def _answer(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/sparql-results+json")
+        self.send_header("Content-Length", "1000")
+        self.end_headers()
+        self.wfile.write(b'{"head": {')
+        self.wfile.flush()
+        self.close_connection = True
+
+    do_GET = do_POST = do_PUT = do_HEAD = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("command", ["push", "query"])
+def test_a_server_that_breaks_off_its_answer_is_one_line_and_exit_1(fixture_out, command):
+    broken = http.server.ThreadingHTTPServer(("127.0.0.1", 0), BrokenOff)
+    broken.daemon_threads = True
+    threading.Thread(target=broken.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{broken.server_address[1]}/sparql"
+    try:
+        if command == "push":
+            args = ["push", str(fixture_out), "--endpoint", url, "--replace"]
+        else:
+            args = ["query", "--endpoint", url, "-n", "hotspots"]
+        run = subprocess.run([str(KGRAPH), *args], capture_output=True, text=True, timeout=60)
+    finally:
+        broken.shutdown()
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr and "IncompleteRead" not in run.stderr
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(("kgraph: push failed: POST ", "kgraph: POST "))
+    assert "the server broke off the exchange" in line and "expected 1000" in line, line
+
+
+def test_push_replace_that_virtuoso_refuses_for_its_size_keeps_the_old_graph(
+    seeds_out, fixture_out, tmp_path
+) -> None:
+    """Virtuoso aborts a transaction whose log outgrows TransactionAfterImageLimit: the
+    swap is refused whole, the old graph stays, and the message names the setting."""
+    with servers.virtuoso(tmp_path, "TransactionAfterImageLimit = 50000\n") as running:
+        graph = "urn:kgraph:test:virtuoso:too-large"
+        small = ["--graph", graph, "--chunk-size", "20"]
+        assert push(running, fixture_out, *small)[0] == 0
+        old = counted(running, [graph])
+        code, _, err = push(running, seeds_out, *small, "--replace")
+        assert code == 1
+        (line,) = err.splitlines()[-1:]
+        assert "the swap was refused, so the store holds the old graph" in line, err
+        assert "TransactionAfterImageLimit" in line
+        assert counted(running, [graph]) == old

@@ -481,6 +481,53 @@ def test_source_plain_folder_reads_the_files_on_disk_without_links(checkout, tmp
     assert "alias.py" not in listed
 
 
+IGNORING = {
+    ".gitignore": "build/\n*.gen.py\n!keep.gen.py\n/only_top.py\n!build/keep.py\n[unclosed\n",
+    "pkg/a.py": "def a():\n    pass\n",
+    "pkg/x.gen.py": "X = 1\n",
+    "pkg/keep.gen.py": "KEEP = 1\n",
+    "pkg/only_top.py": "TOP = 1\n",
+    "pkg/local.py": "LOCAL = 1\n",
+    "only_top.py": "TOP = 2\n",
+    "build/out.py": "OUT = 1\n",
+    "build/keep.py": "KEEP = 2\n",  # its folder is ignored: a negation cannot bring it back
+    "sub/.gitignore": "local.py\n!*.gen.py\n",
+    "sub/local.py": "LOCAL = 2\n",
+    "sub/deep/local.py": "LOCAL = 3\n",
+    "sub/z.gen.py": "Z = 1\n",  # the nearer .gitignore re-includes it
+    "secret.py": "SECRET = 1\n",
+    "node_modules/m.js": "var m;\n",  # never source, whatever the ignore files say
+}
+
+
+def test_source_plain_folder_leaves_out_what_git_ignores_as_git_does(tmp_path) -> None:
+    """The same tree as a plain folder and as a git work tree: kgraph's file list of the
+    folder is what `git ls-files` lists as kept, less the folders that are never source."""
+    from kgraph.source.checkout import list_files, open_checkout
+
+    plain, repo = tmp_path / "plain", tmp_path / "repo"
+    for root in (plain, repo):
+        _write(root, IGNORING)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for root in (plain, repo):
+        (root / ".git" / "info").mkdir(parents=True, exist_ok=True)
+        (root / ".git" / "info" / "exclude").write_text("secret.py\n", "utf-8")
+    kept_by_git = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", "--cached", "--others", "--exclude-standard"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    checkout = open_checkout(plain, None)
+    assert checkout.git_dir is None
+    listed = list_files(checkout)
+    assert listed == sorted(p for p in kept_by_git if not p.startswith("node_modules/"))
+    assert "pkg/keep.gen.py" in listed and "sub/z.gen.py" in listed and "pkg/local.py" in listed
+    assert not {"build/keep.py", "sub/deep/local.py", "secret.py", "only_top.py"} & set(listed)
+    # A change of the ignore files is a change of the folder: the cached index is not reused.
+    before = checkout.fingerprint
+    (plain / "sub" / ".gitignore").write_text("local.py\n", "utf-8")
+    assert checkout.fingerprint != before and "sub/z.gen.py" not in list_files(checkout)
+
+
 def test_source_index_is_cached_by_commit_and_not_rebuilt(checkout, pinned, tmp_path) -> None:
     _, first_out, first_stdout = pinned
     assert "indexed in" in first_stdout

@@ -450,8 +450,8 @@ def ask_endpoint(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> Answer:
     """Answer a query from a SPARQL endpoint instead of a build's graph."""
-    server = remote.Server(user, password, timeout)
-    return remote.query(server, endpoint, query.text, graphs, query.source)
+    with remote.Server(user, password, timeout).session() as session:
+        return remote.query(session, endpoint, query.text, graphs, query.source)
 
 
 def render(
@@ -553,7 +553,13 @@ def push(
         )
     except Interrupted as stop:
         stop.aftermath = (
-            "the store may hold part of the graph: push again to complete it "
+            (
+                "a --replace push swaps the new graph in only at its end, so the store "
+                "holds the old one (over the Graph Store protocol alone, part of the new "
+                "one): push again to complete it"
+            )
+            if replace
+            else "the store may hold part of the graph: push again to complete it "
             "(with --replace to drop what this push left)"
         )
         raise

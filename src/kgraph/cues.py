@@ -10,23 +10,24 @@ backtick occurs in nearly every summary.
 
 All needles sit in one Aho-Corasick automaton (pyahocorasick), which finds those a text
 holds in one pass in C: a summary costs about 30 microseconds instead of hundreds of regex
-scans. A cue whose expression we cannot read this way is always run.
+scans. A cue whose expression we cannot read this way is always run. The expressions are
+read by `kgraph.cue_syntax`, not by `re`'s private parser, which can change in any release.
 """
 
 from __future__ import annotations
 
 import re
-import re._constants as sre
-import re._parser as sre_parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import ahocorasick
 
+from kgraph import cue_syntax as sre
+
 Needles = tuple[str, ...]  # casefolded; a match contains at least one of them
 Requirements = tuple[Needles, ...]  # a match meets every one of them
-ParsedItem = tuple[object, Any]  # an (opcode, argument) of `re`'s parse tree, untyped there
+ParsedItem = tuple[object, Any]  # an (opcode, argument) of `cue_syntax.parse`
 
 # How many needles joining adjacent literal parts may produce; past it, the parts are
 # requirements of their own.
@@ -39,16 +40,16 @@ _READ_OTHERWISE_BY_RE = re.compile(r"\[:|\{[^{}]*[<=]")
 def requirements(expression: str) -> Requirements | None:
     """What every match of the expression contains, or None when we cannot tell.
 
-    Read from the expression's parse tree (`re`'s parser, which reads the `regex` syntax
-    the catalog uses; an expression it rejects is always run). Only mandatory parts count:
+    Read from the expression's parse tree (`cue_syntax`, which reads the `regex` syntax
+    the catalog uses; an expression it cannot read is always run). Only mandatory parts count:
     a repeat of at least one, a group, every branch of an alternation. Needles are
     casefolded, as the texts they are looked for in are.
     """
     if _READ_OTHERWISE_BY_RE.search(expression):
         return None
     try:
-        tree = sre_parse.parse(expression, 0)
-    except (re.error, RecursionError, OverflowError):
+        tree = sre.parse(expression)
+    except (sre.Unreadable, RecursionError):
         return None
     return _sequence(list(tree)) or None
 

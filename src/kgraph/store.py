@@ -24,6 +24,7 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from kgraph import outputs
+from kgraph.atomic import write_atomic
 from kgraph.errors import KgraphError, UsageError
 
 STORE_DIR = ".kgraph-store"
@@ -87,7 +88,7 @@ def open_graph(out_dir: Path, cache: bool = True) -> OpenedGraph:
         digest = _sha256(source)
         if digest == recorded.sha256 and (store := _open_read_only(store_dir)):
             # Same bytes, new time (a rebuild that changed nothing): keep the store.
-            _write_stamp(store_dir, _stamp(source, stat, digest), replace=True)
+            _write_stamp(store_dir, _stamp(source, stat, digest))
             return OpenedGraph(store, source, "cached")
     try:
         _rebuild(store_dir, source, rdf_format)
@@ -164,15 +165,11 @@ def _read_stamp(store_dir: Path) -> Stamp | None:
         return None
 
 
-def _write_stamp(store_dir: Path, stamp: Stamp, replace: bool = False) -> None:
+def _write_stamp(store_dir: Path, stamp: Stamp) -> None:
+    """Atomically: a concurrent query reads the old stamp or the new one. Not flushed to
+    disk: a stamp that a crash damaged reads as none, and the store is loaded again."""
     data = json.dumps(asdict(stamp), indent=1, sort_keys=True) + "\n"
-    if not replace:
-        (store_dir / STAMP).write_text(data, "utf-8")
-        return
-    fd, tmp = tempfile.mkstemp(dir=store_dir, prefix=".stamp.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(data)
-    os.replace(tmp, store_dir / STAMP)
+    write_atomic(store_dir / STAMP, data.encode("utf-8"), durable=False)
 
 
 def _rebuild(store_dir: Path, source: Path, rdf_format: ox.RdfFormat) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
 import math
 import re
@@ -429,9 +430,13 @@ def _entry_record(
 
 
 def _vis_library() -> str:
-    """vis-network from pyvis's package files; importing pyvis would load IPython (0.1 s)."""
-    lib = resources.files("pyvis").joinpath("templates", "lib", "vis-9.1.2")
-    return lib.joinpath("vis-network.min.js").read_text("utf-8")
+    """vis-network from pyvis's package files, found without importing pyvis: that would
+    load IPython and Jinja (0.1 s, and `resources.files("pyvis")` imports the package)."""
+    spec = importlib.util.find_spec("pyvis")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("pyvis is not installed: its vis-network build draws the page")
+    lib = Path(spec.submodule_search_locations[0], "templates", "lib", "vis-9.1.2")
+    return (lib / "vis-network.min.js").read_text("utf-8")
 
 
 def _template(name: str) -> str:

@@ -3,7 +3,11 @@
 A git checkout is read through git itself (`ls-tree` for the file list, one
 `cat-file --batch` process for the contents), never through the work tree: `@REV` then
 means exactly that commit, uncommitted edits cannot shift a line number, and bare
-repositories and mirrors work too. A plain folder is read from disk.
+repositories and mirrors work too: git's own view of what is in the repository. A plain
+folder is read from disk, less what git would ignore there: its `.gitignore` files (at the
+top and in subfolders, each for its own folder, negations included) and
+`.git/info/exclude`, read with pathspec, which implements git's rules, over a floor of
+folders that are never source (`NOT_SOURCE`, virtual environments).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import pathspec
 
 from kgraph.errors import UsageError
 
@@ -159,19 +165,32 @@ NOT_SOURCE = frozenset(
 
 
 def _folder_stats(root: Path) -> Iterator[tuple[str, int, int]]:
-    """(relative path, size, mtime) of every regular file under `root`.
+    """(relative path, size, mtime) of every regular file under `root` that git would keep.
 
-    Skips what git would not track either: `.git`, caches, `node_modules` and virtual
-    environments (a folder with a `pyvenv.cfg`), whose code is not the repository's; and
-    links, which git keeps as links: followed, a linked file would define its names twice.
+    Skips `.git`, caches, `node_modules` and virtual environments (a folder with a
+    `pyvenv.cfg`), whose code is not the repository's, whatever the ignore files say; what
+    the ignore files exclude (a folder excluded is not entered, so nothing below it can be
+    re-included, as in git); and links, which git keeps as links: followed, a linked file
+    would define its names twice.
     """
     root_text = str(root)
+    top = [_ignore_rules("", os.path.join(root_text, ".git", "info", "exclude"))]
+    rules_of: dict[str, list[IgnoreRules]] = {root_text: [r for r in top if r]}
     for folder, dirs, files in os.walk(root_text):
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in NOT_SOURCE and not os.path.exists(os.path.join(folder, d, "pyvenv.cfg"))
-        )
+        relative_folder = os.path.relpath(folder, root_text).replace(os.sep, "/")
+        relative_folder = "" if relative_folder == "." else relative_folder
+        rules = rules_of.pop(folder)
+        if here := _ignore_rules(relative_folder, os.path.join(folder, ".gitignore")):
+            rules = [*rules, here]
+        kept = []
+        for d in sorted(dirs):
+            if d in NOT_SOURCE or os.path.exists(os.path.join(folder, d, "pyvenv.cfg")):
+                continue
+            if _ignored(rules, _join(relative_folder, d) + "/"):
+                continue
+            kept.append(d)
+            rules_of[os.path.join(folder, d)] = rules
+        dirs[:] = kept
         for name in files:
             full = os.path.join(folder, name)
             try:
@@ -180,5 +199,56 @@ def _folder_stats(root: Path) -> Iterator[tuple[str, int, int]]:
                 continue
             if not stat.S_ISREG(info.st_mode):
                 continue
-            relative = os.path.relpath(full, root_text).replace(os.sep, "/")
-            yield relative, info.st_size, info.st_mtime_ns
+            relative = _join(relative_folder, name)
+            if not _ignored(rules, relative):
+                yield relative, info.st_size, info.st_mtime_ns
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoreRules:
+    """The patterns of one ignore file, which apply to paths under `base` (`/`-separated,
+    relative to the checkout's root; empty for the root)."""
+
+    base: str
+    spec: pathspec.GitIgnoreSpec
+
+
+def _ignore_rules(base: str, path: str) -> IgnoreRules | None:
+    """The ignore file at `path`, if it is a regular file (git does not follow a linked
+    `.gitignore` either). A line that is not a valid pattern is passed over, as git does."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        with open(path, "rb") as handle:
+            lines = handle.read().decode("utf-8", "surrogateescape").splitlines()
+    except OSError:
+        return None
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    except ValueError:
+        spec = pathspec.GitIgnoreSpec.from_lines([line for line in lines if _valid(line)])
+    return IgnoreRules(base, spec)
+
+
+def _valid(line: str) -> bool:
+    try:
+        pathspec.GitIgnoreSpec.from_lines([line])
+    except ValueError:
+        return False
+    return True
+
+
+def _ignored(rules: list[IgnoreRules], path: str) -> bool:
+    """Whether git would ignore `path` (a folder's ends with `/`): the deepest ignore file
+    with a pattern that matches decides, and within it the last such pattern; the rules
+    are in order of precedence, `.git/info/exclude` first and lowest."""
+    for rule in reversed(rules):
+        relative = path[len(rule.base) + 1 :] if rule.base else path
+        decided = rule.spec.check_file(relative).include
+        if decided is not None:
+            return decided
+    return False
+
+
+def _join(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
