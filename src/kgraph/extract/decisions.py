@@ -26,7 +26,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import accumulate, pairwise
 
 import regex
 
@@ -195,15 +195,16 @@ def extract_decisions(entry: Entry) -> list[Mention]:
 def _mentions(text: str, field: Field) -> list[Mention]:
     p = prose(text)
     found: list[Candidate] = []
+    marked: set[tuple[int, int]] = set()  # the sentences that state a decision already
     for start, end in p.sentences():
-        found.extend(_in_sentence(p, start, end))
-    if field is Field.TEXT and not any(_quoted(p, c) for c in found):
-        marked = [(c.start, c.end) for c in found]
+        if stated := _in_sentence(p, start, end):
+            found.extend(stated)
+            marked.add((start, end))
+    if field is Field.TEXT and not _any_quoted(p, found):
         described = [
             d
             for start, end in p.sentences()
-            if not any(a < end and start < b for a, b in marked)
-            and (d := _described(p, start, end)) is not None
+            if (start, end) not in marked and (d := _described(p, start, end)) is not None
         ]
         ranked = sorted(described)
         found.extend(
@@ -225,9 +226,18 @@ def _mentions(text: str, field: Field) -> list[Mention]:
     return mentions
 
 
-def _quoted(p: Prose, c: Candidate) -> bool:
-    """A decision the review marked by quoting it."""
-    return any(q.inner_start <= c.start and c.end <= q.inner_end for q in p.quotes)
+def _any_quoted(p: Prose, candidates: Sequence[Candidate]) -> bool:
+    """Whether the review marked one of these decisions by quoting it: some quote starting at
+    or before a candidate reaches past its end. By bisection over the quotes' starts and the
+    furthest end so far; a scan of every quote per candidate was quadratic."""
+    spans = sorted((q.inner_start, q.inner_end) for q in p.quotes)
+    starts = [start for start, _ in spans]
+    reach = list(accumulate((end for _, end in spans), max))
+    for c in candidates:
+        i = bisect_right(starts, c.start) - 1
+        if i >= 0 and reach[i] >= c.end:
+            return True
+    return False
 
 
 def _described(p: Prose, start: int, end: int) -> tuple[int, Candidate] | None:
