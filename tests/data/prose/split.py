@@ -23,20 +23,21 @@ def split_of(name: str) -> str:
     return "check" if number % 5 in (0, 3) else "tune"
 
 
-def main(folders: list[str]) -> None:
+def main(folders: list[str], here: Path = HERE) -> None:
+    """Copy the writers' digests and gold from `folders` into `here`/tune and `here`/check."""
     gold: dict[str, list[dict]] = {"tune": [], "check": []}
     for part in gold:
-        shutil.rmtree(HERE / part, ignore_errors=True)
-        (HERE / part).mkdir()
+        shutil.rmtree(here / part, ignore_errors=True)
+        (here / part).mkdir()
     for folder in map(Path, folders):
         entries = json.loads((folder / "gold.json").read_text("utf-8"))
         for digest in sorted(folder.glob("p?-*.txt")):
             part = split_of(digest.name)
-            shutil.copyfile(digest, HERE / part / digest.name)
+            shutil.copyfile(digest, here / part / digest.name)
             gold[part] += [e for e in entries if e["in_documents"] == [digest.name]]
     for part, entries in gold.items():
         text = json.dumps(sorted(entries, key=lambda e: e["id"]), ensure_ascii=False, indent=1)
-        (HERE / part / "gold.json").write_text(text + "\n", "utf-8")
+        (here / part / "gold.json").write_text(text + "\n", "utf-8")
         print(part, len(entries), "entries")
 
 
