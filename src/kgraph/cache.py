@@ -55,6 +55,7 @@ EXTRACTION_CODE = (
     "cache.py",
     "catalog.py",
     "corpus.py",
+    "cue_syntax.py",
     "cues.py",
     "errors.py",
     "graph.py",
