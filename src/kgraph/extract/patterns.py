@@ -263,11 +263,14 @@ def _merged(cues: list[Evidence], concepts: list[Evidence]) -> list[tuple[int, i
         (s, e, "combination", shown, c) for s, e, shown, c in concepts
     ]
     groups: list[list[tuple[int, int, str, str, float]]] = []
+    group_end = -1
     for item in sorted(tagged):
-        if groups and item[0] < max(g[1] for g in groups[-1]):
+        if groups and item[0] < group_end:
             groups[-1].append(item)
+            group_end = max(group_end, item[1])
         else:
             groups.append([item])
+            group_end = item[1]
     merged = []
     for group in groups:
         start, end = min(g[0] for g in group), max(g[1] for g in group)
