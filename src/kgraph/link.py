@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePath
@@ -21,7 +21,10 @@ import regex
 
 from kgraph import design
 from kgraph.catalog import Knowledge, builtin_knowledge
+from kgraph.commits import add_commits
 from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Value, node_id
+from kgraph.history import History
+from kgraph.merges import Review, ReviewEntry
 from kgraph.model import Digest, Entry, Kind, Mention
 from kgraph.resolve import (
     Resolution,
@@ -320,9 +323,12 @@ def link(
     digests: Sequence[Digest],
     options: LinkOptions | None = None,
     sources: Sequence[SourceIndex] = (),
+    histories: Mapping[str, History] | None = None,
 ) -> KnowledgeGraph:
     """The linked graph; with `sources`, every file and symbol mention of a PR of those
-    repositories is also resolved against the checkout (see `kgraph.resolve`)."""
+    repositories is also resolved against the checkout (see `kgraph.resolve`); with
+    `histories` (by repository), each of their PRs is linked to the commit that merged it
+    and gets what it changed (see `kgraph.commits`)."""
     options = options or LinkOptions()
     packages = _known_packages(items, options)
     prs = _group_pull_requests(items, packages)
@@ -358,8 +364,9 @@ def link(
     canonical_name = {scope: _canonical_symbols(n) for scope, n in names_by_scope.items()}
 
     entities: dict[tuple[str | None, Kind, str, str], str | None] = {}
+    resolutions: dict[str, Mapping[Mention, Resolution]] = {}
     for pr in prs:
-        _add_pull_request(
+        resolutions[pr.id] = _add_pull_request(
             graph,
             pr,
             canonical_path.get(pr.repo, {}),
@@ -368,8 +375,31 @@ def link(
             resolvers.get(pr.repo or ""),
             entities,
         )
-    _derive_shared_code(graph, options.share_limit)
+    changed: set[str] = set()
+    if histories:
+        with_history = [pr for pr in prs if pr.repo in histories]
+        changed = add_commits(
+            graph,
+            [_review(pr) for pr in with_history],
+            {pr.id: pr.repo or "" for pr in with_history},
+            histories,
+            resolvers,
+            resolutions,
+        )
+    _derive_shared_code(graph, options.share_limit, changed)
     return graph
+
+
+def _review(pr: PullRequest) -> Review:
+    """The PR as commit matching reads it."""
+    return Review(
+        pr.id,
+        pr.number,
+        tuple(
+            ReviewEntry(i.entry.title, i.entry.text, i.entry.date or i.digest.date, i.mentions)
+            for i in pr.items
+        ),
+    )
 
 
 def _add_pull_request(
@@ -380,8 +410,9 @@ def _add_pull_request(
     knowledge: Knowledge,
     resolver: Resolver | None = None,
     entities: dict[tuple[str | None, Kind, str, str], str | None] | None = None,
-) -> None:
-    """The PR's node, its entries, and for each mention a node and the entity it denotes.
+) -> Mapping[Mention, Resolution]:
+    """The PR's node, its entries, and for each mention a node and the entity it denotes;
+    returns how the checkout resolved its mentions (empty without one).
 
     `entities` remembers the entity of each (repository, kind, key, detail) met so far: a
     corpus names the same symbol or file in many PRs, and without a checkout the entity
@@ -462,9 +493,12 @@ def _add_pull_request(
             )
             graph.link(mention_id, "inEntry", eid)
             graph.link(mention_id, "denotes", target)
+    return resolved
 
 
 _UNSEEN = "\0"  # no node id: ids are never empty
+_NAMED = ("touchesFile", "mentionsSymbol")
+_CHANGED = ("changesFile", "changesSymbol")
 
 
 @lru_cache(maxsize=1024)
@@ -562,8 +596,13 @@ def _add_symbol(
     return sid
 
 
-def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
+def _derive_shared_code(
+    graph: KnowledgeGraph, share_limit: int, changed: Collection[str] = frozenset()
+) -> None:
     """`sharesCodeWith` between PRs that touch a file or mention a repository symbol in common.
+
+    The code of a PR linked to its commit (`changed`) is what the commit changed
+    (`changesFile`, `changesSymbol`); that of any other PR is what its review names.
 
     A PR that names a symbol also touches the file the symbol is `definedIn`: three PRs that
     name three functions of one file share that file, and each gets a `touchesFile` edge to
@@ -583,7 +622,7 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
         for edge in edges:
             if edge.relation == "definedIn":
                 homes[edge.source].add(edge.target)
-            elif edge.relation in ("touchesFile", "mentionsSymbol"):
+            elif edge.relation in (_CHANGED if edge.source in changed else _NAMED):
                 touches.append(edge)
     counts: dict[str, bool] = {}  # per entity: not external (a node's attributes are a scan)
     touched_by: dict[str, set[str]] = defaultdict(set)
@@ -594,7 +633,7 @@ def _derive_shared_code(graph: KnowledgeGraph, share_limit: int) -> None:
         if internal:
             touched_by[target].add(source)
             home = homes.get(target, ())
-            if len(home) == 1:
+            if len(home) == 1 and source not in changed:
                 (file,) = home
                 if source not in touched_by[file]:
                     touched_by[file].add(source)

@@ -36,7 +36,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kgraph.history import Commit, History
 from kgraph.history.tokens import CommitTokens
@@ -143,7 +143,8 @@ class CommitLink:
 class Evidence:
     number: int | None
     names: tuple[tuple[str, float], ...]  # identifier, how strongly the review names it
-    paths: tuple[tuple[str, ...], ...]  # per file named: the paths it may be, in the history
+    paths: tuple[tuple[str, ...], ...]  # per file named: the paths it may be at REV
+    unplaced: tuple[str, ...]  # files named that REV lacks, as written: the history may know
     homes: tuple[str, ...]  # files that define the names the review uses
     words: tuple[str, ...]  # an English title's words
     earlier: tuple[int, ...]  # PRs the review builds on ("introduced by #41956"): older
@@ -162,7 +163,8 @@ class Evidence:
 
     def _fields(self) -> tuple[Iterable[object], ...]:
         return (
-            [self.number], self.names, self.paths, self.homes, self.words, self.earlier,
+            [self.number], self.names, self.paths, self.unplaced, self.homes, self.words,
+            self.earlier,
             self.later, self.dates, self.novel,
         )  # fmt: skip
 
@@ -198,6 +200,7 @@ def evidence_of(
             names[identifier] = max(names[identifier], weight)
 
     paths: set[tuple[str, ...]] = set()
+    unplaced: set[str] = set()
     homes: set[str] = set()
     earlier: set[int] = set()
     later: set[int] = set()
@@ -215,26 +218,25 @@ def evidence_of(
             found = resolved.get(m)
             if found and found.status is Status.MISSING and distinctive(last):
                 novel.add(last)
-            if found and found.status is not Status.MISSING and (
-                0 < len(set(found.paths)) <= MAX_DEFINING_FILES
+            if (
+                found
+                and found.status is not Status.MISSING
+                and (0 < len(set(found.paths)) <= MAX_DEFINING_FILES)
             ):
                 homes.update(found.paths)
         elif m.kind is Kind.NON_ENTITY:
             if m.detail == "cli-flag":
                 name(m.key.lstrip("-").split("=")[0].replace("-", "_"), FLAG_WEIGHT)
                 continue
-            for path in _PATH.findall(m.key):  # `pytest tests/x/test_y.py -k z`
-                if options := _historical_paths(path, history):
-                    paths.add(options)
+            unplaced.update(_PATH.findall(m.key))  # `pytest tests/x/test_y.py -k z`
             for identifier in _IDENTIFIER.findall(_PATH.sub(" ", m.key)):
                 name(identifier, EXPRESSION_WEIGHT)
         elif m.kind is Kind.FILE:
             found = resolved.get(m)
-            options = tuple(sorted(found.paths)) if found and found.paths else ()
-            if not options:  # not in the checkout: a file the history may still know
-                options = _historical_paths(m.key, history)
-            if options:
-                paths.add(options)
+            if found and found.paths:
+                paths.add(tuple(sorted(found.paths)))
+            else:  # not in the checkout: a file the history may still know
+                unplaced.add(m.key)
             stem = m.key.rsplit("/", 1)[-1].rsplit(".", 1)[0]
             if "_" in stem:
                 name(stem, STEM_WEIGHT)
@@ -255,6 +257,7 @@ def evidence_of(
         review.number,
         tuple(sorted(names.items())),
         tuple(sorted(paths)),
+        tuple(sorted(unplaced)),
         tuple(sorted(homes)),
         tuple(sorted(words)),
         tuple(sorted(earlier - later)),
@@ -307,6 +310,8 @@ def _historical_paths(key: str, history: History) -> tuple[str, ...]:
 def rank(pr: str, evidence: Evidence, history: History) -> CommitLink:
     """Score the PR's candidate commits and decide whether the best is its merge."""
     index = history.index
+    placed = {options for key in evidence.unplaced if (options := _historical_paths(key, history))}
+    evidence = replace(evidence, paths=tuple(sorted({*evidence.paths, *placed})), unplaced=())
     if evidence.number is not None:
         numbered = [p for p in index.by_number(evidence.number) if index.is_candidate(p)]
         if len(numbered) == 1:

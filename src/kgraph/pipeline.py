@@ -17,7 +17,8 @@ from kgraph.atomic import folder_locked, named_for
 from kgraph.cache import ExtractionCache
 from kgraph.corpus import DigestReader, read_corpus
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
-from kgraph.graph import KnowledgeGraph
+from kgraph.graph import KnowledgeGraph, node_id
+from kgraph.history import History, open_history
 from kgraph.interrupt import checkpoint
 from kgraph.link import ExtractedEntry, LinkOptions, digest_id, link
 from kgraph.model import Digest, Problem, Severity
@@ -53,6 +54,7 @@ class BuildResult:
     removed_digests: int = 0  # inputs of the last build into the same folder, gone now
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
     copied: float = 0.0  # share of the output bytes copied from the last build's files
+    histories: list[History] = field(default_factory=list)  # of the git sources
 
     @property
     def entries_in_graph(self) -> int:
@@ -88,6 +90,8 @@ class BuildResult:
             + ")"
             + "".join(f"; {s.summary()}" for s in self.sources)
             + (f"; mentions {_resolution_counts(self.graph)}" if self.sources else "")
+            + "".join(f"; {h.summary()}" for h in self.histories)
+            + (f"; {commit_counts(self.graph, self.histories)}" if self.histories else "")
         )
 
 
@@ -112,6 +116,27 @@ def _resolution_counts(graph: KnowledgeGraph) -> str:
     return ", ".join(f"{n} {status}" for status, n in counts.items())
 
 
+def commit_counts(graph: KnowledgeGraph, histories: Sequence[History]) -> str:
+    """How the PRs of the repositories with a history were linked to their commits."""
+    repos = {node_id("repo", *h.repo.split("/")) for h in histories}
+    out = graph.out_edges()
+    counts = {"number": 0, "content": 0, "candidates": 0, "none": 0}
+    for node in graph.nodes.values():
+        if node.kind != "PullRequest" or not repos.intersection(graph.out(node.id, "inRepository")):
+            continue
+        relations = {e.relation for e in out.get(node.id, ())}
+        if "mergedAs" in relations:
+            counts["number" if node.get("mergeBasis") == "number" else "content"] += 1
+        else:
+            counts["candidates" if "candidateCommit" in relations else "none"] += 1
+    linked = counts["number"] + counts["content"]
+    unlinked = counts["candidates"] + counts["none"]
+    return (
+        f"commits: {linked} PRs linked ({counts['number']} by number, {counts['content']} by "
+        f"content), {unlinked} unlinked ({counts['candidates']} with candidate commits)"
+    )
+
+
 def build_graph(
     inputs: Sequence[str],
     options: BuildOptions,
@@ -119,10 +144,12 @@ def build_graph(
     cache: ExtractionCache | None = None,
     progress: Progress | None = None,
     stages: dict[str, float] | None = None,
+    histories: Sequence[History] = (),
 ) -> tuple[KnowledgeGraph, list[Digest], int, int, list[Problem], tuple[int, int]]:
     """The linked graph, the digests, entries read and skipped, the problems, and how many
     digests were read back from the cache and how many of the last build's are gone;
-    `stages` gets the seconds spent reading and linking."""
+    `stages` gets the seconds spent reading and linking (and matching commits, with
+    `histories`)."""
     progress = progress or Progress()
     stages = {} if stages is None else stages
     started = time.perf_counter()
@@ -164,8 +191,12 @@ def build_graph(
     checkpoint()
     progress.stage("linking")
     read_at = time.perf_counter()
-    graph = link(settle_bare_names(items, sources), digests, options.link, sources)
+    by_repo = {h.repo: h for h in histories}
+    graph = link(settle_bare_names(items, sources), digests, options.link, sources, by_repo)
     stages["read"], stages["link"] = read_at - started, time.perf_counter() - read_at
+    for history in histories:
+        history.save()
+        problems.extend(history.problems)
     return graph, digests, read, skipped, problems, (cached, corpus.removed)
 
 
@@ -210,10 +241,15 @@ def _run(
 ) -> BuildResult:
     started = time.perf_counter()
     loaded = [load_source(spec, out_dir) for spec in options.sources]
+    histories = [
+        open_history(s.spec.repo, s.spec.path, s.git_dir, s.index.commit, out_dir)
+        for s in loaded
+        if s.git_dir is not None and s.index.commit
+    ]
     cache = ExtractionCache(out_dir) if options.cache else None
     stages: dict[str, float] = {}
     graph, digests, read, skipped, problems, (cached, removed) = build_graph(
-        inputs, options, [s.index for s in loaded], cache, progress, stages
+        inputs, options, [s.index for s in loaded], cache, progress, stages, histories
     )
     built = time.perf_counter()
     checkpoint()
@@ -261,4 +297,5 @@ def _run(
         removed,
         stages,
         copied,
+        histories,
     )

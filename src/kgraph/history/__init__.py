@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 CACHE_FOLDER = ".kgraph"
-LINKS_VERSION = 1
+LINKS_VERSION = 2
 DIFFS_VERSION = 2  # bump when CommitTokens change
 
 
@@ -130,6 +130,18 @@ class History:
             found[position] = union([stored[n] for n in sorted(names) if n in stored])
         return found
 
+    def describe(self, sha: str) -> tuple[str, str]:
+        """The date (ISO 8601) and subject of a commit of the history."""
+        described = self._links_cache().setdefault("commits", {})
+        assert isinstance(described, dict)
+        found = described.get(sha)
+        if isinstance(found, list) and len(found) == 2 and all(isinstance(v, str) for v in found):
+            return found[0], found[1]
+        commit = self.index.at(self.index.position_of[sha])
+        described[sha] = [commit.date, commit.subject]
+        self._links_dirty = True
+        return commit.date, commit.subject
+
     def change(self, sha: str) -> CommitChange | None:
         """The whole change of one commit: files with line counts, and changed definitions."""
         changes = self._links_cache().setdefault("changes", {})
@@ -146,7 +158,7 @@ class History:
             (f for _, f in read_diffs(self.git_dir, [(sha, commit.first_parent)], self._missing)),
             [],
         )
-        change = read_change(self.git_dir, commit, diffs, self._missing)
+        change = read_change(self.git_dir, index, commit, diffs, self._missing)
         self._say_missing()
         changes[sha] = change.to_json()
         self._links_dirty = True

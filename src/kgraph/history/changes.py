@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kgraph.history.index import Commit
+from kgraph.history.index import Commit, HistoryIndex
 from kgraph.history.log import FileDiff, MissingObject, read_numstat
 from kgraph.source.definitions import (
     PARSED_SUFFIXES,
@@ -33,6 +33,7 @@ class FileChanged:
     old_path: str = ""  # before a rename or copy
     added: int | None = None  # lines; None for a binary file or one git could not read
     removed: int | None = None
+    head: str = ""  # its name at the commit the history was read up to (renames followed)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -42,6 +43,7 @@ class SymbolChanged:
     kind: DefKind
     line: int  # its first line on that side
     side: str  # "old" (removed lines in it) or "new" (added lines in it)
+    head: str = ""  # the file's name at the commit the history was read up to
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +53,12 @@ class CommitChange:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "files": [[f.path, f.status, f.old_path, f.added, f.removed] for f in self.files],
-            "symbols": [[s.path, s.qualname, s.kind.value, s.line, s.side] for s in self.symbols],
+            "files": [
+                [f.path, f.status, f.old_path, f.added, f.removed, f.head] for f in self.files
+            ],
+            "symbols": [
+                [s.path, s.qualname, s.kind.value, s.line, s.side, s.head] for s in self.symbols
+            ],
         }
 
     @staticmethod
@@ -61,8 +67,8 @@ class CommitChange:
             assert isinstance(value, dict)
             files = tuple(FileChanged(*f) for f in value["files"])
             symbols = tuple(
-                SymbolChanged(p, q, DefKind(k), int(line), side)
-                for p, q, k, line, side in value["symbols"]
+                SymbolChanged(p, q, DefKind(k), int(line), side, head)
+                for p, q, k, line, side, head in value["symbols"]
             )
             return CommitChange(files, symbols)
         except (AssertionError, KeyError, TypeError, ValueError):
@@ -70,18 +76,28 @@ class CommitChange:
 
 
 def read_change(
-    git_dir: Path, commit: Commit, diffs: Sequence[FileDiff], missing: list[MissingObject]
+    git_dir: Path,
+    index: HistoryIndex,
+    commit: Commit,
+    diffs: Sequence[FileDiff],
+    missing: list[MissingObject],
 ) -> CommitChange:
     """The change of `commit`, from the log's file list, `git diff-tree --numstat` and the
-    commit's diff (`diffs`, as `kgraph.history.log.read_diffs` gives it)."""
+    commit's diff (`diffs`, as `kgraph.history.log.read_diffs` gives it); every path is
+    also followed to its name at the index's commit."""
     counts = read_numstat(git_dir, commit.sha, commit.first_parent, missing)
-    files = tuple(
-        sorted(
-            FileChanged(c.path, c.status, c.old_path, *(counts.get(c.path) or (None, None)))
-            for c in commit.changes
-        )
-    )
-    return CommitChange(files, tuple(sorted(_symbols(git_dir, commit, diffs))))
+    at = commit.position
+    files = []
+    for c in commit.changes:
+        added, removed = counts.get(c.path) or (None, None)
+        head = index.path_at_head(c.path, at)
+        files.append(FileChanged(c.path, c.status, c.old_path, added, removed, head))
+    symbols = [
+        # A removed line's file is the one before the commit: its own renames apply too.
+        replace(s, head=index.path_at_head(s.path, at + (s.side == "old")))
+        for s in _symbols(git_dir, commit, diffs)
+    ]
+    return CommitChange(tuple(sorted(files)), tuple(sorted(symbols)))
 
 
 def _symbols(git_dir: Path, commit: Commit, diffs: Sequence[FileDiff]) -> Iterator[SymbolChanged]:

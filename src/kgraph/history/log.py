@@ -428,10 +428,10 @@ def read_numstat(
         parts = record.split(b"\t")
         if len(parts) != 3 or not parts[0]:
             continue
-        added, removed, path = parts
-        if not path:  # a rename: the old and new paths follow
-            path = tokens[i + 1] if i + 1 < len(tokens) else b""
+        added, removed, raw = parts
+        if not raw:  # a rename: the old and new paths follow
+            raw = tokens[i + 1] if i + 1 < len(tokens) else b""
             i += 2
         number = added.isdigit() and removed.isdigit()
-        counts[_path(path)] = (int(added), int(removed)) if number else None
+        counts[_path(raw)] = (int(added), int(removed)) if number else None
     return counts

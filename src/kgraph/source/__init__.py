@@ -61,6 +61,7 @@ class LoadedSource:
     index: SourceIndex
     cached: bool
     seconds: float
+    git_dir: Path | None = None  # the repository, for its history; None for a plain folder
 
     def summary(self) -> str:
         at = f"@{self.index.commit[:12]}" if self.index.commit else " (folder)"
@@ -83,8 +84,9 @@ def load_source(spec: SourceSpec, cache_dir: Path | None) -> LoadedSource:
         if cache.is_file():
             index = SourceIndex.from_json(cache.read_text("utf-8"))
             if index is not None and index.repo == spec.repo:
-                return LoadedSource(spec, index, True, time.perf_counter() - started)
+                seconds = time.perf_counter() - started
+                return LoadedSource(spec, index, True, seconds, checkout.git_dir)
     index = build_index(spec.repo, checkout)
     if cache is not None:
         write_atomic(cache, index.to_json().encode("utf-8"))
-    return LoadedSource(spec, index, False, time.perf_counter() - started)
+    return LoadedSource(spec, index, False, time.perf_counter() - started, checkout.git_dir)
