@@ -117,15 +117,18 @@ def _resolution_counts(graph: KnowledgeGraph) -> str:
 
 
 def commit_counts(graph: KnowledgeGraph, histories: Sequence[History]) -> str:
-    """How the PRs of the repositories with a history were linked to their commits."""
+    """How the PRs of the repositories with a history were linked to their commits, and
+    how many PRs no digest or checkout gave a repository (those are matched to none)."""
     repos = {node_id("repo", *h.repo.split("/")) for h in histories}
     out = graph.out_edges()
-    counts = {"number": 0, "content": 0, "candidates": 0, "none": 0}
+    counts = {"number": 0, "content": 0, "candidates": 0, "none": 0, "nowhere": 0}
     for node in graph.nodes.values():
-        if node.kind != "PullRequest" or not repos.intersection(graph.out(node.id, "inRepository")):
+        if node.kind != "PullRequest":
             continue
-        relations = {e.relation for e in out.get(node.id, ())}
-        if "mergedAs" in relations:
+        relations = {e.relation: e.target for e in out.get(node.id, ())}
+        if relations.get("inRepository") not in repos:
+            counts["nowhere"] += "inRepository" not in relations
+        elif "mergedAs" in relations:
             counts["number" if node.get("mergeBasis") == "number" else "content"] += 1
         else:
             counts["candidates" if "candidateCommit" in relations else "none"] += 1
@@ -134,6 +137,7 @@ def commit_counts(graph: KnowledgeGraph, histories: Sequence[History]) -> str:
     return (
         f"commits: {linked} PRs linked ({counts['number']} by number, {counts['content']} by "
         f"content), {unlinked} unlinked ({counts['candidates']} with candidate commits)"
+        + (f", {counts['nowhere']} of no known repository" if counts["nowhere"] else "")
     )
 
 

@@ -121,7 +121,9 @@ def _symbols(git_dir: Path, commit: Commit, diffs: Sequence[FileDiff]) -> Iterat
             if data is None or not lines:
                 continue
             spans = definition_spans(path, data)
-            for number, _ in lines:
+            for number, text in lines:
+                if not text.strip():
+                    continue  # a blank line between definitions changes neither
                 found = innermost(spans, number)
                 if found is not None and (side, path, found.qualname) not in seen:
                     seen.add((side, path, found.qualname))

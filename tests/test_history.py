@@ -1,0 +1,558 @@
+"""`kgraph build --source` on a git repository reads its history: each reviewed PR is linked
+to the commit that merged it, and gets what that commit changed. End to end, on a real
+repository built here with git itself: squash commits `… (#N)`, a branch merged with
+`Merge pull request #N from …`, a rename, a follow-up PR, a removed method, a vendored
+file, a binary file, a generated file too long to read, a blob the repository lacks, and a
+shallow clone. Every check runs the real CLI and reads the real exports, and compares
+with what git itself says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+import rdflib
+from pyshacl import validate
+
+from conftest import SCHEMAS, SHARED, build
+from kgraph.history.log import MAX_LINES_PER_FILE, read_diffs, read_log
+
+REPO = "acme/cache"
+
+LRU_V1 = '''"""An LRU cache."""
+from cache.util import clamp
+
+
+class LRUCache:
+    def __init__(self, capacity):
+        self.capacity = capacity
+        self.entries = {}
+
+    def get(self, key):
+        return self.entries.get(key)
+
+    def put(self, key, value):
+        self.entries[key] = value
+'''
+LRU_V2 = (
+    LRU_V1.replace('"""An LRU cache."""\n', '"""An LRU cache."""\n\nWINDOW_LIMIT = 8\n')
+    + '''
+    def evict_window(self, window_size):
+        """Drop the entries outside the newest window."""
+        size = clamp(window_size, 0, WINDOW_LIMIT)
+        keep = list(self.entries)[-size:]
+        self.entries = {k: self.entries[k] for k in keep}
+'''
+)
+LRU_V3 = LRU_V2.replace(
+    "clamp(window_size, 0, WINDOW_LIMIT)", "clamp(window_size, 1, WINDOW_LIMIT)"
+)
+STORE_V1 = """class Store:
+    def __init__(self, path):
+        self.path = path
+
+    def load(self):
+        with open(self.path) as f:
+            return f.read()
+
+    def save(self, text):
+        with open(self.path, "w") as f:
+            f.write(text)
+"""
+STORE_V2 = (
+    STORE_V1.replace(
+        "        self.path = path\n", "        self.path = path\n        self.hit_count = 0\n"
+    )
+    + """
+    def record_hit(self):
+        self.hit_count += 1
+        return self.hit_count
+"""
+)
+STORE_V3 = STORE_V2.replace(
+    """    def load(self):
+        with open(self.path) as f:
+            return f.read()
+
+""",
+    "",
+)
+UTIL = """def clamp(value, low, high):
+    return max(low, min(value, high))
+
+
+def halve(value):
+    return value // 2
+
+
+def double(value):
+    return value * 2
+
+
+def square(value):
+    return value * value
+"""
+HELPERS = UTIL.replace("min(value, high)", "min(high, value)")
+
+DAILY = """2026-03-02
+Add an eviction window to the LRU cache (#11)
+Worth a close read. `LRUCache.evict_window` keeps the newest entries, at most `WINDOW_LIMIT`.
+Store 记录命中次数
+值得精读。`Store.record_hit` 递增 `hit_count`，测试见 `tests/test_store.py`；改动只在 `cache/store.py`。
+Fix window bound in evict_window
+Skim. `LRUCache.evict_window` now keeps at least one entry, `clamp(window_size, 1, WINDOW_LIMIT)`; `test_evict_window_never_empties` in `tests/test_lru.py` covers it.
+LRU 缓存新增淘汰窗口
+值得精读。`LRUCache.evict_window` 只保留窗口内的条目，上限 `WINDOW_LIMIT`；见 `cache/lru.py` 与 `tests/test_lru.py` 的 `test_evict_window_keeps_the_newest`。
+Rename util to helpers (#12)
+Skim. `clamp` moves to `cache/helpers.py`.
+Remove the legacy loader (#15)
+Skim. `Store.load` is gone; `Store.save` stays.
+Bump the vendored library and the logo (#16)
+Skim. `vendor/big/lib.js` is regenerated and `cache/table.py` is rebuilt.
+Document the diagram (#17)
+Skim. `docs/diagram.html` shows the flow.
+Throttle uploads
+Worth a close read. `UploadLimiter.throttle_uploads` in `cache/limiter.py` waits for a token.
+Speed up the scheduler (#99)
+Skim. `Scheduler.tick` is faster.
+"""
+
+
+def _git(repo: Path, *args: str, date: str | None = None) -> str:
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    if date:
+        env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    result = subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        capture_output=True,
+        check=True,
+        text=True,
+        env=env,
+    )
+    return result.stdout.strip()
+
+
+def _write(root: Path, files: dict[str, str | bytes]) -> None:
+    for path, content in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            (root / path).write_bytes(content)
+        else:
+            (root / path).write_text(content, "utf-8")
+
+
+def _commit(root: Path, message: str, day: int) -> str:
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", message, date=f"2026-02-{day:02d}T12:00:00+00:00")
+    return _git(root, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The repository, its commits by name, a shallow clone, and the digests."""
+    root = tmp_path_factory.mktemp("cache")
+    _git(root, "init", "-q", "-b", "main")
+    _write(
+        root,
+        {
+            "cache/__init__.py": "",
+            "cache/lru.py": LRU_V1,
+            "cache/store.py": STORE_V1,
+            "cache/util.py": UTIL,
+            "README.md": "# cache\n",
+            "vendor/big/lib.js": "function lib() {\n  return 1;\n}\n",
+            "assets/logo.png": bytes(range(256)) * 4,
+        },
+    )
+    shas = {"root": _commit(root, "Initial import", 1)}
+    _write(root, {"cache/lru.py": LRU_V2, "cache/util.py": UTIL + "\n\nLOW = 0\n"})
+    _write(root, {"tests/test_lru.py": "def test_evict_window_keeps_the_newest():\n    pass\n"})
+    shas["window"] = _commit(root, "[Core] Add an LRU eviction window (#11)", 3)
+    _git(root, "mv", "cache/util.py", "cache/helpers.py")
+    _write(root, {"cache/helpers.py": HELPERS + "\n\nLOW = 0\n"})
+    _write(root, {"cache/lru.py": LRU_V2.replace("cache.util", "cache.helpers")})
+    shas["rename"] = _commit(root, "Rename util to helpers (#12)", 4)
+    _git(root, "checkout", "-qb", "hits")
+    _write(root, {"cache/store.py": STORE_V2})
+    shas["branch1"] = _commit(root, "Track hits in the store", 5)
+    _write(root, {"tests/test_store.py": "def test_record_hit_counts():\n    pass\n"})
+    shas["branch2"] = _commit(root, "Test hit tracking", 6)
+    _git(root, "checkout", "-q", "main")
+    _git(
+        root, "merge", "--no-ff", "-q", "-m", "Merge pull request #13 from dev/hits", "hits",
+        date="2026-02-07T12:00:00+00:00",
+    )  # fmt: skip
+    shas["merge"] = _git(root, "rev-parse", "HEAD")
+    _write(root, {"cache/lru.py": LRU_V3.replace("cache.util", "cache.helpers")})
+    _write(
+        root,
+        {
+            "tests/test_lru.py": "def test_evict_window_keeps_the_newest():\n    pass\n\n\n"
+            "def test_evict_window_never_empties():\n    pass\n"
+        },
+    )
+    shas["follow-up"] = _commit(root, "Fix window bound in evict_window (#14)", 8)
+    _write(root, {"cache/store.py": STORE_V3})
+    shas["remove"] = _commit(root, "Remove legacy loader (#15)", 9)
+    table = "".join(f"ROW_{i} = {i}\n" for i in range(MAX_LINES_PER_FILE + 2000))
+    _write(
+        root,
+        {
+            "vendor/big/lib.js": "".join(f"var v{i} = {i};\n" for i in range(20_000)),
+            "assets/logo.png": bytes(reversed(range(256))) * 4,
+            "cache/table.py": table,
+        },
+    )
+    shas["vendored"] = _commit(root, "Bump vendored lib and logo (#16)", 10)
+    diagram = "<html><body>" + "<p>flow</p>\n" * 200 + "</body></html>\n"
+    _write(root, {"docs/diagram.html": diagram})
+    shas["docs"] = _commit(root, "Add the docs diagram (#17)", 11)
+    shallow = tmp_path_factory.mktemp("shallow") / "cache"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "3", f"file://{root}", str(shallow)],
+        check=True,
+        capture_output=True,
+    )
+    # The mirror lacks the diagram's blob, as GitHub's archives lack their largest files.
+    blob = _git(root, "rev-parse", "HEAD:docs/diagram.html")
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    digests = tmp_path_factory.mktemp("cache-digests")
+    (digests / "2026-03-02.txt").write_text(DAILY, "utf-8")
+    return {"root": root, "shas": shas, "shallow": shallow, "digests": digests, "blob": blob}
+
+
+class Graph:
+    """graph.json with the lookups the checks need."""
+
+    def __init__(self, out: Path) -> None:
+        data = json.loads((out / "graph.json").read_text("utf-8"))
+        self.nodes = {n["id"]: n for n in data["nodes"]}
+        self.out: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for e in data["edges"]:
+            self.out[(e["source"], e["relation"])].append(e["target"])
+        self.prs = {n["title"]: n for n in data["nodes"] if n["kind"] == "PullRequest"}
+
+    def targets(self, node: dict, relation: str) -> list[dict]:
+        return [self.nodes[t] for t in self.out[(node["id"], relation)]]
+
+    def merged(self, title: str) -> dict | None:
+        found = self.targets(self.prs[title], "mergedAs")
+        assert len(found) <= 1
+        return found[0] if found else None
+
+    def sha(self, title: str) -> str | None:
+        commit = self.merged(title)
+        return commit["sha"] if commit else None
+
+
+@pytest.fixture(scope="module")
+def built(repo, tmp_path_factory: pytest.TempPathFactory) -> tuple[Graph, Path, str, str]:
+    out = tmp_path_factory.mktemp("history-out")
+    code, stdout, stderr = build([str(repo["digests"])], out, "--source", f"{REPO}={repo['root']}")
+    assert code == 0, stderr
+    return Graph(out), out, stdout, stderr
+
+
+def test_history_links_by_number_a_squash_commit_and_a_merge_of_a_branch(built, repo) -> None:
+    graph, *_ = built
+    shas = repo["shas"]
+    assert graph.sha("Add an eviction window to the LRU cache (#11)") == shas["window"]
+    assert graph.sha("Rename util to helpers (#12)") == shas["rename"]
+    pr = graph.prs["Add an eviction window to the LRU cache (#11)"]
+    assert pr["mergeBasis"] == "number"
+    commit = graph.merged("Add an eviction window to the LRU cache (#11)")
+    assert commit is not None
+    assert commit["title"] == "[Core] Add an LRU eviction window (#11)"
+    assert commit["date"] == "2026-02-03"
+    assert commit["sourceUrl"] == f"https://github.com/{REPO}/commit/{shas['window']}"
+
+
+def test_history_links_by_content_to_the_merge_not_its_branch_commits(built, repo) -> None:
+    graph, *_ = built
+    assert graph.sha("Store 记录命中次数") == repo["shas"]["merge"]
+    assert graph.prs["Store 记录命中次数"]["mergeBasis"] == "content"
+
+
+def test_history_tells_a_follow_up_from_the_pr_that_introduced_the_names(built, repo) -> None:
+    """Both commits change `evict_window`; only #14 has the test the review names, and #11
+    defines what the follow-up only uses."""
+    graph, *_ = built
+    assert graph.sha("Fix window bound in evict_window") == repo["shas"]["follow-up"]
+
+
+def test_history_never_links_one_commit_to_two_prs(built, repo) -> None:
+    graph, *_ = built
+    title = "LRU 缓存新增淘汰窗口"  # describes #11's change, under another title, no number
+    assert graph.merged(title) is None
+    candidates = [c["sha"] for c in graph.targets(graph.prs[title], "candidateCommit")]
+    assert repo["shas"]["window"] in candidates  # its best: kept as a candidate
+    linked = [graph.sha(t) for t in graph.prs]
+    linked = [sha for sha in linked if sha]
+    assert len(linked) == len(set(linked))
+
+
+def test_history_a_commit_two_prs_claim_stays_with_the_stronger_claim() -> None:
+    from kgraph.merges import Candidate, CommitLink, _one_pr_per_commit
+
+    sha = "a" * 40
+    claims = [
+        CommitLink("pr/b", sha, "content", 9.0, (Candidate(sha, 0.9),)),
+        CommitLink("pr/a", sha, "number", float("inf"), (Candidate(sha, 1.0),)),
+        CommitLink("pr/c", sha, "content", 2.0, (Candidate(sha, 0.5),)),
+    ]
+    kept = _one_pr_per_commit(claims)
+    assert [k.sha for k in kept] == [None, sha, None]
+    assert all(k.candidates for k in kept) and "another PR" in kept[0].reason
+
+
+def test_history_leaves_prs_the_history_lacks_unlinked_and_counts_them(built) -> None:
+    graph, _, stdout, _ = built
+    for title in ("Throttle uploads", "Speed up the scheduler (#99)"):
+        assert graph.merged(title) is None
+        assert graph.targets(graph.prs[title], "candidateCommit") == []
+    # The daily digest names no repository, and nothing these two name is in the checkout:
+    # they are no PRs of it (as for resolution), and are counted apart.
+    assert (
+        "commits: 7 PRs linked (5 by number, 2 by content), 1 unlinked (1 with candidate "
+        "commits), 2 of no known repository" in stdout
+    )
+
+
+def _bare(root: Path, *args: str) -> subprocess.CompletedProcess:
+    """git on the repository's objects alone: a work tree would stand in for a lost blob."""
+    return subprocess.run(
+        ["git", "--git-dir", str(root / ".git"), "--work-tree", str(root / "nowhere"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _git_files(root: Path, sha: str) -> dict[str, tuple[str, str]]:
+    """path → (status, old path) of a commit against its first parent, as git lists it."""
+    raw = _bare(root, "diff-tree", "-r", "-M", "--no-commit-id", "--name-status", f"{sha}^1", sha)
+    raw = raw.stdout.strip()
+    found = {}
+    for line in raw.splitlines():
+        status, *paths = line.split("\t")
+        found[paths[-1]] = (status[0], paths[0] if len(paths) == 2 else "")
+    return found
+
+
+def test_history_changed_files_are_the_commits_diff_with_its_lines(built, repo) -> None:
+    graph, *_ = built
+    root = repo["root"]
+    for title in graph.prs:
+        commit = graph.merged(title)
+        if commit is None:
+            continue
+        expected = _git_files(root, commit["sha"])
+        changes = graph.targets(commit, "hasChange")
+        assert {c["path"] for c in changes} == set(expected), title
+        for change in changes:
+            status, old = expected[change["path"]]
+            assert change.get("previousPath", "") == old
+            assert change["changeType"][0].upper() == status
+            (file,) = graph.targets(change, "changedFile")
+            assert file in graph.targets(graph.prs[title], "changesFile")
+        counts = _bare(root, "diff-tree", "-r", "-M", "--numstat", "--no-commit-id",
+                       f"{commit['sha']}^1", commit["sha"])  # fmt: skip
+        if counts.returncode != 0:  # the diagram, whose blob is lost: its own test
+            assert "unable to read" in counts.stderr and title == "Document the diagram (#17)"
+            continue
+        for line in counts.stdout.splitlines():
+            added, removed, path = line.split("\t")
+            if " => " in path:  # a rename: {old => new}
+                head, _, rest = path.partition("{")
+                old, _, new = rest.partition(" => ")
+                path = head + new.replace("}", "", 1)
+            change = next(c for c in changes if c["path"] == path)
+            if added == "-":  # binary
+                assert "linesAdded" not in change and "linesRemoved" not in change
+            else:
+                assert (change["linesAdded"], change["linesRemoved"]) == (int(added), int(removed))
+
+
+def test_history_changed_files_follow_renames_to_the_revision_read(built) -> None:
+    graph, *_ = built
+    pr = graph.prs["Add an eviction window to the LRU cache (#11)"]
+    paths = sorted(f["path"] for f in graph.targets(pr, "changesFile"))
+    # #11 changed cache/util.py, which #12 renamed: the file is cache/helpers.py now.
+    assert paths == ["cache/helpers.py", "cache/lru.py", "tests/test_lru.py"]
+    commit = graph.merged("Add an eviction window to the LRU cache (#11)")
+    assert commit is not None
+    by_path = {c["path"]: c for c in graph.targets(commit, "hasChange")}
+    assert graph.targets(by_path["cache/util.py"], "changedFile")[0]["path"] == "cache/helpers.py"
+    renamed = {
+        c["path"]: c
+        for c in graph.targets(graph.merged("Rename util to helpers (#12)"), "hasChange")
+    }  # noqa: E501
+    assert renamed["cache/helpers.py"]["changeType"] == "renamed"
+    assert renamed["cache/helpers.py"]["previousPath"] == "cache/util.py"
+    # Both PRs changed the same file: they share code.
+    twelve = graph.prs["Rename util to helpers (#12)"]["id"]
+    assert twelve in graph.out[(pr["id"], "sharesCodeWith")]
+
+
+def test_history_changed_symbols_take_removed_lines_before_and_added_lines_after(built) -> None:
+    graph, *_ = built
+
+    def changed(title: str) -> dict[str, dict]:
+        return {s["qualifiedName"]: s for s in graph.targets(graph.prs[title], "changesSymbol")}
+
+    window = changed("Add an eviction window to the LRU cache (#11)")
+    # Its blank line before the new method is no change to the class; `LOW = 0` is in no
+    # definition.
+    assert set(window) == {"LRUCache.evict_window", "test_evict_window_keeps_the_newest"}
+    assert window["LRUCache.evict_window"]["resolution"] == "resolved"
+    assert window["LRUCache.evict_window"]["line"] > 0  # its line at the revision read
+    # #15 removed `Store.load`: a definition of the file before the commit, gone since.
+    removed = changed("Remove the legacy loader (#15)")
+    assert "Store.load" in removed and "resolution" not in removed["Store.load"]
+    (home,) = graph.targets(removed["Store.load"], "definedIn")
+    assert home["path"] == "cache/store.py"
+    # The follow-up changed one line inside the method: the method, not its class.
+    assert set(changed("Fix window bound in evict_window")) >= {"LRUCache.evict_window"}
+    assert "LRUCache" not in changed("Fix window bound in evict_window")
+
+
+def test_history_shared_code_of_linked_prs_is_the_files_their_commits_share(built) -> None:
+    graph, *_ = built
+    linked = {t: graph.prs[t]["id"] for t in graph.prs if graph.merged(t)}
+    files = {
+        pr: {f["id"] for f in graph.targets(graph.nodes[pr], "changesFile")}
+        for pr in linked.values()
+    }
+    for a in linked.values():
+        expected = {b for b in linked.values() if b != a and files[a] & files[b]}
+        assert set(graph.out[(a, "sharesCodeWith")]) & set(linked.values()) == expected
+
+
+def test_history_bounded_work_on_vendored_binary_and_generated_files(built, repo) -> None:
+    graph, *_ = built
+    commit = graph.merged("Bump the vendored library and the logo (#16)")
+    assert commit is not None
+    changes = {c["path"]: c for c in graph.targets(commit, "hasChange")}
+    assert changes["vendor/big/lib.js"]["linesAdded"] == 20_000  # counted by git
+    assert "linesAdded" not in changes["assets/logo.png"]  # binary
+    symbols = graph.targets(
+        graph.prs["Bump the vendored library and the logo (#16)"], "changesSymbol"
+    )
+    assert not any(s["qualifiedName"].startswith("v") for s in symbols)  # vendored: not read
+    # The diff of a file with more changed lines than are read is cut, never read whole.
+    missing: list = []
+    ((_, files),) = read_diffs(
+        repo["root"] / ".git", [(repo["shas"]["vendored"], repo["shas"]["remove"])], missing
+    )
+    by_path = {f.path: f for f in files}
+    assert by_path["vendor/big/lib.js"].unread and not by_path["vendor/big/lib.js"].added
+    assert by_path["assets/logo.png"].binary
+    table = by_path["cache/table.py"]
+    assert table.cut and len(table.added) == MAX_LINES_PER_FILE
+
+
+def test_history_missing_blob_is_said_once_and_its_file_still_counted(built, repo) -> None:
+    graph, _, _, stderr = built
+    said = [line for line in stderr.splitlines() if repo["blob"][:12] in line]
+    assert len(said) == 1 and "docs/diagram.html" in said[0] and "warning" in said[0]
+    commit = graph.merged("Document the diagram (#17)")
+    assert commit is not None
+    (change,) = graph.targets(commit, "hasChange")
+    assert change["path"] == "docs/diagram.html" and "linesAdded" not in change
+
+
+def test_history_export_conforms_to_the_shapes(built) -> None:
+    _, out, _, _ = built
+    data = rdflib.Graph().parse(out / "graph.ttl")
+    for shapes in (SCHEMAS / "shapes.ttl", SHARED / "contract-shapes.ttl"):
+        ok, _, report = validate(data, shacl_graph=rdflib.Graph().parse(shapes), inference="none")
+        assert ok, report
+
+
+def test_history_second_build_reads_no_log_and_writes_the_same_bytes(built, repo, tmp_path) -> None:
+    _, first, stdout, _ = built
+    assert "log read in" in stdout
+    out = tmp_path / "out"
+    shutil.copytree(first / ".kgraph", out / ".kgraph")
+    code, again, stderr = build([str(repo["digests"])], out, "--source", f"{REPO}={repo['root']}")
+    assert code == 0, stderr
+    assert "history: matches cached" in again
+    for name in ("graph.ttl", "graph.json", "graph.nt"):
+        assert (out / name).read_bytes() == (first / name).read_bytes(), name
+    # Without the match cache the log is read from its cache, the diffs too: same bytes.
+    for links in (out / ".kgraph").glob("history-*-links.json"):
+        links.unlink()
+    code, again, stderr = build([str(repo["digests"])], out, "--source", f"{REPO}={repo['root']}")
+    assert code == 0 and "log cached" in again, stderr
+    for name in ("graph.ttl", "graph.json", "graph.nt"):
+        assert (out / name).read_bytes() == (first / name).read_bytes(), name
+
+
+def test_history_shallow_clone_says_where_its_history_ends(repo, tmp_path) -> None:
+    code, stdout, stderr = build(
+        [str(repo["digests"])], tmp_path, "--source", f"{REPO}={repo['shallow']}"
+    )
+    assert code == 0, stderr
+    (said,) = [line for line in stderr.splitlines() if "shallow clone" in line]
+    assert "warning" in said and "2026-02-09" in said  # the oldest of the three commits
+    graph = Graph(tmp_path)
+    assert graph.sha("Document the diagram (#17)") == repo["shas"]["docs"]
+    assert graph.merged("Add an eviction window to the LRU cache (#11)") is None  # before it
+
+
+def test_history_unknown_revision_is_a_usage_error(repo, tmp_path) -> None:
+    code, _, stderr = build(
+        [str(repo["digests"])], tmp_path, "--source", f"{REPO}={repo['root']}@v9.9"
+    )
+    assert code == 2 and "unknown revision 'v9.9'" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_history_repository_matching_nothing_leaves_every_pr_unlinked(tmp_path) -> None:
+    root = tmp_path / "other"
+    root.mkdir()
+    _git(root, "init", "-q")
+    _write(root, {"other/thing.py": "def unrelated_helper():\n    return 0\n"})
+    _commit(root, "Start (#1)", 1)
+    digests = tmp_path / "digests"
+    digests.mkdir()
+    (digests / "tags.txt").write_text(
+        "acme/other · tag view\n\nA change\n\nSkim. `frobnicate_widgets` in `widgets.py`.\n\n"
+        "Another change (#7)\n\nSkim. `Widget.spin` spins.\n",
+        "utf-8",
+    )
+    code, stdout, stderr = build([str(digests)], tmp_path / "out", "--source", f"acme/other={root}")
+    assert code == 0, stderr
+    assert "commits: 0 PRs linked (0 by number, 0 by content), 2 unlinked" in stdout
+    assert not any(n["kind"] == "Commit" for n in Graph(tmp_path / "out").nodes.values())
+
+
+def test_history_plain_folder_reads_no_history(repo, tmp_path) -> None:
+    folder = tmp_path / "copy"
+    shutil.copytree(repo["root"], folder, ignore=shutil.ignore_patterns(".git"))
+    code, stdout, stderr = build(
+        [str(repo["digests"])], tmp_path / "out", "--source", f"{REPO}={folder}"
+    )
+    assert code == 0, stderr
+    assert "history" not in stdout and "commits:" not in stdout
+    graph = Graph(tmp_path / "out")
+    assert not any(n["kind"] in ("Commit", "FileChange") for n in graph.nodes.values())
+
+
+def test_history_log_lists_every_commit_with_its_files_and_numbers(repo) -> None:
+    log = read_log(repo["root"] / ".git", repo["shas"]["docs"])
+    assert len(log) == 10  # eight on main, with the merge, and the branch's two
+    by_sha = {c.sha: c for c in log}
+    merge = by_sha[repo["shas"]["merge"]]
+    assert merge.number == 13 and {c.path for c in merge.changes} == {
+        "cache/store.py",
+        "tests/test_store.py",
+    }
+    assert by_sha[repo["shas"]["branch1"]].number is None
+    assert by_sha[repo["shas"]["window"]].number == 11
