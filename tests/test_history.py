@@ -100,28 +100,39 @@ def square(value):
 """
 HELPERS = UTIL.replace("min(value, high)", "min(high, value)")
 
-DAILY = """2026-03-02
-Add an eviction window to the LRU cache (#11)
-Worth a close read. `LRUCache.evict_window` keeps the newest entries, at most `WINDOW_LIMIT`.
-Store 记录命中次数
-值得精读。`Store.record_hit` 递增 `hit_count`，测试见 `tests/test_store.py`；改动只在 `cache/store.py`。
-Fix window bound in evict_window
-Skim. `LRUCache.evict_window` now keeps at least one entry, `clamp(window_size, 1, WINDOW_LIMIT)`; `test_evict_window_never_empties` in `tests/test_lru.py` covers it.
-LRU 缓存新增淘汰窗口
-值得精读。`LRUCache.evict_window` 只保留窗口内的条目，上限 `WINDOW_LIMIT`；见 `cache/lru.py` 与 `tests/test_lru.py` 的 `test_evict_window_keeps_the_newest`。
-Rename util to helpers (#12)
-Skim. `clamp` moves to `cache/helpers.py`.
-Remove the legacy loader (#15)
-Skim. `Store.load` is gone; `Store.save` stays.
-Bump the vendored library and the logo (#16)
-Skim. `vendor/big/lib.js` is regenerated and `cache/table.py` is rebuilt.
-Document the diagram (#17)
-Skim. `docs/diagram.html` shows the flow.
-Throttle uploads
-Worth a close read. `UploadLimiter.throttle_uploads` in `cache/limiter.py` waits for a token.
-Speed up the scheduler (#99)
-Skim. `Scheduler.tick` is faster.
-"""
+# A daily digest (no repository named): one title line, then one summary line.
+DAILY = "".join(
+    line + "\n"
+    for line in [
+        "2026-03-02",
+        "Add an eviction window to the LRU cache (#11)",
+        "Worth a close read. `LRUCache.evict_window` keeps the newest entries,"
+        " at most `WINDOW_LIMIT`.",
+        "Store 记录命中次数",
+        "值得精读。`Store.record_hit` 递增 `hit_count`，测试见 `tests/test_store.py`；改动只在"
+        " `cache/store.py`。",
+        "Fix window bound in evict_window",
+        "Skim. `LRUCache.evict_window` now keeps at least one entry,"
+        " `clamp(window_size, 1, WINDOW_LIMIT)`; `test_evict_window_never_empties`"
+        " in `tests/test_lru.py` covers it.",
+        "LRU 缓存新增淘汰窗口",
+        "值得精读。`LRUCache.evict_window` 只保留窗口内的条目，上限 `WINDOW_LIMIT`；见"
+        " `cache/lru.py` 与 `tests/test_lru.py` 的 `test_evict_window_keeps_the_newest`。",
+        "Rename util to helpers (#12)",
+        "Skim. `clamp` moves to `cache/helpers.py`.",
+        "Remove the legacy loader (#15)",
+        "Skim. `Store.load` is gone; `Store.save` stays.",
+        "Bump the vendored library and the logo (#16)",
+        "Skim. `vendor/big/lib.js` is regenerated and `cache/table.py` is rebuilt.",
+        "Document the diagram (#17)",
+        "Skim. `docs/diagram.html` shows the flow.",
+        "Throttle uploads",
+        "Worth a close read. `UploadLimiter.throttle_uploads` in"
+        " `cache/limiter.py` waits for a token.",
+        "Speed up the scheduler (#99)",
+        "Skim. `Scheduler.tick` is faster.",
+    ]
+)
 
 
 def _git(repo: Path, *args: str, date: str | None = None) -> str:
@@ -392,7 +403,7 @@ def test_history_changed_files_follow_renames_to_the_revision_read(built) -> Non
     renamed = {
         c["path"]: c
         for c in graph.targets(graph.merged("Rename util to helpers (#12)"), "hasChange")
-    }  # noqa: E501
+    }
     assert renamed["cache/helpers.py"]["changeType"] == "renamed"
     assert renamed["cache/helpers.py"]["previousPath"] == "cache/util.py"
     # Both PRs changed the same file: they share code.
@@ -495,7 +506,7 @@ def test_history_second_build_reads_no_log_and_writes_the_same_bytes(built, repo
 
 
 def test_history_shallow_clone_says_where_its_history_ends(repo, tmp_path) -> None:
-    code, stdout, stderr = build(
+    code, _, stderr = build(
         [str(repo["digests"])], tmp_path, "--source", f"{REPO}={repo['shallow']}"
     )
     assert code == 0, stderr
