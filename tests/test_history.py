@@ -9,16 +9,19 @@ with what git itself says.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import rdflib
+from click.testing import CliRunner
 from pyshacl import validate
 
 from conftest import SCHEMAS, SHARED, build
 from history_repo import REPO, Graph, _commit, _git, _write, make_repo
+from kgraph.cli import cli
 from kgraph.history.log import MAX_LINES_PER_FILE, read_diffs, read_log
 
 
@@ -332,3 +335,30 @@ def test_history_log_lists_every_commit_with_its_files_and_numbers(repo) -> None
     }
     assert by_sha[repo["shas"]["branch1"]].number is None
     assert by_sha[repo["shas"]["window"]].number == 11
+
+
+def test_history_eval_reports_commit_link_precision_and_recall(built, tmp_path) -> None:
+    _, out, _, _ = built
+    gold = [
+        {"title": "Add an eviction window to the LRU cache (#11)", "repo": REPO, "pr_number": 11},
+        {"title": "Store 记录命中次数", "repo": REPO, "pr_number": 13},
+        {"title": "Fix window bound in evict_window", "repo": REPO, "pr_number": 14},
+        {"title": "LRU 缓存新增淘汰窗口", "repo": REPO, "pr_number": 11},  # left unlinked
+        {
+            "title": "Elsewhere",
+            "repo": "acme/other",
+            "pr_number": 5,
+        },  # no history of it: not counted
+    ]
+    (tmp_path / "gold.json").write_text(json.dumps(gold, ensure_ascii=False), "utf-8")
+    result = CliRunner().invoke(
+        cli, ["eval", str(out), "--gold", str(tmp_path / "gold.json")], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.stderr
+    (row,) = [line.split() for line in result.stdout.splitlines() if line.startswith("commits")]
+    # 4 gold links; 7 PRs are linked (4 of them described by no gold entry); 3 right.
+    assert row == ["commits", "4", "7", "3", f"{3 / 7:.3f}", f"{3 / 4:.3f}"]
+    gold[0]["pr_number"] = "11"
+    (tmp_path / "gold.json").write_text(json.dumps(gold, ensure_ascii=False), "utf-8")
+    result = CliRunner().invoke(cli, ["eval", str(out), "--gold", str(tmp_path / "gold.json")])
+    assert result.exit_code == 1 and '"pr_number" is not an integer' in result.stderr
