@@ -362,3 +362,13 @@ def test_history_eval_reports_commit_link_precision_and_recall(built, tmp_path) 
     (tmp_path / "gold.json").write_text(json.dumps(gold, ensure_ascii=False), "utf-8")
     result = CliRunner().invoke(cli, ["eval", str(out), "--gold", str(tmp_path / "gold.json")])
     assert result.exit_code == 1 and '"pr_number" is not an integer' in result.stderr
+
+
+def test_history_no_history_reads_the_checkout_alone(repo, tmp_path) -> None:
+    spec = f"{REPO}={repo['root']}"
+    code, stdout, stderr = build([str(repo["digests"])], tmp_path, "--source", spec, "--no-history")
+    assert code == 0, stderr
+    assert "history" not in stdout and "commits:" not in stdout and "shallow" not in stderr
+    graph = Graph(tmp_path)
+    assert not any(n["kind"] in ("Commit", "FileChange") for n in graph.nodes.values())
+    assert graph.prs["Store 记录命中次数"]["repositoryBasis"] == "source"  # resolution still

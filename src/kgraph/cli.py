@@ -116,7 +116,13 @@ def cli() -> None:
     callback=lambda _ctx, _param, values: _source_specs(values),
     help="Resolve the files and symbols named in that repository's PRs against this checkout "
     "(a git repository, read at REV or HEAD, or a plain folder). Repeatable. The index is "
-    "cached by commit in OUTPUT/.kgraph/.",
+    "cached by commit in OUTPUT/.kgraph/. A git repository's history up to REV is read too: "
+    "each PR is linked to the commit that merged it, and gets what that commit changed.",
+)
+@click.option(
+    "--no-history",
+    is_flag=True,
+    help="Read --source git repositories at REV only, not their history: no commit links.",
 )
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option(
@@ -153,6 +159,7 @@ def build(
     topic_tables: tuple[Path, ...],
     html_max_nodes: int,
     sources: tuple[SourceSpec, ...],
+    no_history: bool,
     strict: bool,
     report_path: Path | None,
     jobs: int,
@@ -187,6 +194,7 @@ def build(
         exporters=exporters,
         export_options={"html_max_nodes": html_max_nodes},
         sources=sources,
+        history=not no_history,
         jobs=jobs,
         cache=not no_cache,
     )

@@ -36,6 +36,7 @@ class BuildOptions:
     exporters: Sequence[Exporter] = EXPORTERS
     export_options: Mapping[str, object] = field(default_factory=dict)  # e.g. html_max_nodes
     sources: Sequence[SourceSpec] = ()  # checkouts to resolve mentions against
+    history: bool = True  # read a git source's history: link PRs to their commits
     jobs: int = 1  # processes that read and extract digests, and write the outputs
     cache: bool = True  # reuse and keep per-digest extraction results in OUT/.kgraph/
 
@@ -248,7 +249,7 @@ def _run(
     histories = [
         open_history(s.spec.repo, s.spec.path, s.git_dir, s.index.commit, out_dir)
         for s in loaded
-        if s.git_dir is not None and s.index.commit
+        if options.history and s.git_dir is not None and s.index.commit
     ]
     cache = ExtractionCache(out_dir) if options.cache else None
     stages: dict[str, float] = {}

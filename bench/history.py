@@ -1,0 +1,110 @@
+"""Benchmark: what reading a repository's history costs a `kgraph build --source`.
+
+On a real repository (by default the vLLM fork at the dev corpus's commit, ~20k commits)
+and a corpus of digests (by default ../shared/dev), in rounds so that a slow spell of a
+shared machine slows every variant of a round alike:
+
+- checkout        a first build with `--source … --no-history`: the source index alone;
+- history         a first build with `--source …`: the index, the log, the matching and
+                  the changes of the linked commits;
+- checkout again  the same build as `checkout` into its folder: the index cached;
+- history again   the same build as `history` into its folder: the index, the log and the
+                  matches cached;
+
+then the ratios history/checkout (the issue asks ≤ 2) and history again/checkout again
+(≤ 1.1), and matching's own time per entry (≤ 5 ms): `kgraph.merges.match_commits` timed
+in-process with the log and the diffs cached and the remembered matches dropped, so it
+scores every candidate again. Each build is a separate process; times are medians.
+
+    python bench/history.py
+    python bench/history.py --repo /path/to/repo --rev HEAD --name owner/repo --digests DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+FORK = Path("/work/.mirror/jsboige+vllm/repo")
+FORK_COMMIT = "6adad08767583f52eb4d2122111af0bf638ed5e6"
+
+
+def _build(out: Path, digests: Path, spec: str, *extra: str) -> float:
+    """One `kgraph build` in its own process; its wall time."""
+    command = [sys.executable, "-m", "kgraph", "build", str(digests), "-o", str(out), "-q"]
+    started = time.perf_counter()
+    subprocess.run([*command, "--source", spec, *extra], check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def _matching_ms_per_entry(out: Path, digests: Path, spec: str) -> tuple[float, int]:
+    """Milliseconds `match_commits` takes per PR, log and diffs cached, matches not."""
+    sys.path.insert(0, str(ROOT / "src"))
+    import kgraph.commits as commits
+    from kgraph.pipeline import BuildOptions, run
+    from kgraph.source import SourceSpec
+
+    for links in (out / ".kgraph").glob("history-*-links.json"):
+        links.unlink()
+    timed: list[tuple[float, int]] = []
+    real = commits.match_commits
+
+    def match(reviews, history, resolutions):  # type: ignore[no-untyped-def]
+        history.tokens([], [])  # the log and the diffs, loaded before the clock starts
+        started = time.perf_counter()
+        found = real(reviews, history, resolutions)
+        timed.append((time.perf_counter() - started, len(reviews)))
+        return found
+
+    commits.match_commits = match
+    try:
+        run([str(digests)], out, BuildOptions(sources=[SourceSpec.parse(spec)]))
+    finally:
+        commits.match_commits = real
+    seconds = sum(t for t, _ in timed)
+    entries = sum(n for _, n in timed)
+    return 1000 * seconds / max(entries, 1), entries
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", type=Path, default=FORK)
+    parser.add_argument("--rev", default=FORK_COMMIT)
+    parser.add_argument("--name", default="vllm-project/vllm", help="OWNER/REPO of --repo")
+    parser.add_argument("--digests", type=Path, default=SHARED / "dev")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/kgraph-bench-history"))
+    args = parser.parse_args(argv)
+    spec = f"{args.name}={args.repo}@{args.rev}"
+    shutil.rmtree(args.work, ignore_errors=True)
+    times: dict[str, list[float]] = {
+        "checkout": [], "history": [], "checkout again": [], "history again": []
+    }  # fmt: skip
+    for round_ in range(args.repeat):
+        plain, full = args.work / f"checkout-{round_}", args.work / f"history-{round_}"
+        times["checkout"].append(_build(plain, args.digests, spec, "--no-history"))
+        times["history"].append(_build(full, args.digests, spec))
+        times["checkout again"].append(_build(plain, args.digests, spec, "--no-history"))
+        times["history again"].append(_build(full, args.digests, spec))
+    median = {name: statistics.median(values) for name, values in times.items()}
+    print(f"{args.name}@{args.rev[:12]}, {args.digests}, {args.repeat} rounds (median wall s)")
+    for name, value in median.items():
+        runs = " ".join(f"{v:.2f}" for v in times[name])
+        print(f"  {name:<15} {value:7.2f}   ({runs})")
+    per_round = [h / c for h, c in zip(times["history"], times["checkout"], strict=True)]
+    again = [h / c for h, c in zip(times["history again"], times["checkout again"], strict=True)]
+    print(f"  first build, history / checkout:   {statistics.median(per_round):.2f}  (≤ 2)")
+    print(f"  second build, history / checkout:  {statistics.median(again):.2f}  (≤ 1.1)")
+    ms, entries = _matching_ms_per_entry(args.work / "history-0", args.digests, spec)
+    print(f"  matching: {ms:.2f} ms an entry ({entries} PRs of the repository)  (< 5)")
+
+
+if __name__ == "__main__":
+    main()
