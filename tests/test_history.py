@@ -372,3 +372,22 @@ def test_history_no_history_reads_the_checkout_alone(repo, tmp_path) -> None:
     graph = Graph(tmp_path)
     assert not any(n["kind"] in ("Commit", "FileChange") for n in graph.nodes.values())
     assert graph.prs["Store 记录命中次数"]["repositoryBasis"] == "source"  # resolution still
+
+
+def test_history_match_cache_keeps_only_what_the_last_build_asked(built, repo, tmp_path) -> None:
+    _, first, _, _ = built
+    out = tmp_path / "out"
+    shutil.copytree(first / ".kgraph", out / ".kgraph")
+    (links,) = (out / ".kgraph").glob("history-*-links.json")
+    assert len(json.loads(links.read_text("utf-8"))["matches"]) == 8  # the PRs of acme/cache
+    digests = tmp_path / "digests"
+    digests.mkdir()
+    (digests / "day.txt").write_text(
+        "2026-03-02\nRename util to helpers (#12)\nSkim. `clamp` moves to `cache/helpers.py`.\n",
+        "utf-8",
+    )
+    code, _, stderr = build([str(digests)], out, "--source", f"{REPO}={repo['root']}")
+    assert code == 0, stderr
+    kept = json.loads(links.read_text("utf-8"))
+    assert len(kept["matches"]) == 1
+    assert list(kept["changes"]) == [repo["shas"]["rename"]]

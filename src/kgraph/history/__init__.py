@@ -66,6 +66,9 @@ class History:
     _links_dirty: bool = False
     _missing: list[MissingObject] = field(default_factory=list)
     _said: set[str] = field(default_factory=set)
+    _used: dict[str, set[str]] = field(
+        default_factory=lambda: {"matches": set(), "commits": set(), "changes": set()}
+    )
 
     # --- the log -------------------------------------------------------------------------------
 
@@ -134,6 +137,7 @@ class History:
         """The date (ISO 8601) and subject of a commit of the history."""
         described = self._links_cache().setdefault("commits", {})
         assert isinstance(described, dict)
+        self._used["commits"].add(sha)
         found = described.get(sha)
         if isinstance(found, list) and len(found) == 2 and all(isinstance(v, str) for v in found):
             return found[0], found[1]
@@ -146,6 +150,7 @@ class History:
         """The whole change of one commit: files with line counts, and changed definitions."""
         changes = self._links_cache().setdefault("changes", {})
         assert isinstance(changes, dict)
+        self._used["changes"].add(sha)
         if (found := CommitChange.from_json(changes.get(sha))) is not None:
             return found
         index = self.index
@@ -169,17 +174,36 @@ class History:
 
     def remembered(self, key: str) -> object | None:
         """What matching stored under `key` for this repository and commit."""
+        self._used["matches"].add(key)
         matches = self._links_cache().get("matches", {})
         return matches.get(key) if isinstance(matches, dict) else None
 
     def remember(self, key: str, value: object) -> None:
+        self._used["matches"].add(key)
         matches = self._links_cache().setdefault("matches", {})
         if isinstance(matches, dict) and matches.get(key) != value:
             matches[key] = value
             self._links_dirty = True
 
     def save(self) -> None:
-        """Keep what this build read for the next one."""
+        """Keep what this build read for the next one; what it did not ask for (matches of
+        digests gone, changes of commits no longer linked) is dropped. A cache that cannot
+        be written is said, never fatal: the next build reads git again."""
+        try:
+            self._save()
+        except OSError as error:
+            where = error.filename if isinstance(error.filename, str) else str(self.cache_dir)
+            self.problems.append(
+                Problem(where, 0, f"cannot keep the history's cache: {error.strerror or error}")
+            )
+
+    def _save(self) -> None:
+        if self._links is not None:
+            for part, used in self._used.items():
+                kept = self._links.get(part)
+                if isinstance(kept, dict) and set(kept) - used:
+                    self._links[part] = {k: v for k, v in kept.items() if k in used}
+                    self._links_dirty = True
         if self._tokens_dirty and self._tokens is not None and (path := self._cache("diffs")):
             document = {
                 "kgraphHistoryDiffs": DIFFS_VERSION,
@@ -201,10 +225,12 @@ class History:
         if self.cache_dir is None:
             return None
         safe = self.repo.replace("/", "-")
+        # A shallow clone deepened later has more history at the same commit.
+        at = self.commit + (f"-shallow-{self.shallow_end[1][:12]}" if self.shallow_end else "")
         name = {
-            "": f"history-{safe}-{self.commit}.json",
+            "": f"history-{safe}-{at}.json",
             "diffs": f"history-{safe}-diffs.json",
-            "links": f"history-{safe}-{self.commit}-links.json",
+            "links": f"history-{safe}-{at}-links.json",
         }[kind]
         return self.cache_dir / CACHE_FOLDER / name
 
