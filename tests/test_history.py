@@ -391,3 +391,18 @@ def test_history_match_cache_keeps_only_what_the_last_build_asked(built, repo, t
     kept = json.loads(links.read_text("utf-8"))
     assert len(kept["matches"]) == 1
     assert list(kept["changes"]) == [repo["shas"]["rename"]]
+
+
+def test_history_the_review_date_breaks_a_tie_and_nothing_else() -> None:
+    from kgraph.merges import Evidence, _tie_broken_by_date
+
+    evidence = Evidence(None, (), (), (), (), (), (), (), ("2026-03-02",))
+    days = {1: "2026-02-27", 2: "2025-11-02", 3: "2026-03-01"}
+    tie = [(2, 0.50), (1, 0.45)]  # 2 scores a little better, 1 was merged days before
+    assert _tie_broken_by_date(tie, evidence, days.__getitem__) == ([(1, 0.45), (2, 0.50)], True)
+    clear = [(2, 0.90), (1, 0.30)]  # no tie: the date changes nothing
+    assert _tie_broken_by_date(clear, evidence, days.__getitem__) == (clear, False)
+    both_near = [(3, 0.50), (1, 0.45)]  # both near the review: still a tie
+    assert _tie_broken_by_date(both_near, evidence, days.__getitem__) == (both_near, False)
+    undated = Evidence(None, (), (), (), (), (), (), (), ())
+    assert _tie_broken_by_date(tie, undated, days.__getitem__) == (tie, False)

@@ -29,21 +29,31 @@ is remembered by the history cache under a hash of that evidence.
 from __future__ import annotations
 
 import builtins
+import datetime
 import hashlib
 import json
 import keyword
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from kgraph.history import Commit, History
-from kgraph.history.tokens import CommitTokens
+from kgraph.history.tokens import (
+    ADDED,
+    CONTEXT,
+    DEFINES,
+    REMOVED,
+    TOUCHED,
+    UNDEFINES,
+    CommitTokens,
+)
 from kgraph.model import Field, Kind, Mention
 from kgraph.resolve import Resolution, Status, distinctive
 
-MATCH_VERSION = 1  # bump when evidence or scores change: remembered matches are recomputed
+MATCH_VERSION = 2  # bump when evidence or scores change: remembered matches are recomputed
 
 # Weights of the evidence, tuned on the dev corpus (../shared/dev, 22 vLLM PRs).
 NAME_WEIGHT = 1.0  # a name the review writes (its last segment)
@@ -61,6 +71,8 @@ ANACHRONISM = 0.3  # the score's factor for each name the review uses that a lat
 MIN_SHARE = 0.3  # a link explains at least this share of the review's evidence
 MIN_RATIO = 1.3  # …and this many times the next candidate's score
 RESCORED = 5  # the best candidates scored again on their whole diff
+NUMBERED_HISTORY = 0.5  # a history where this share of commits name their PR is "numbered"
+DATE_WINDOW = 21  # days between a review and a merge that make a tie the merge's
 MIN_PIECES = 4  # …and explains at least this many of its names and files
 CANDIDATES_KEPT = 5  # kg:candidateCommit of an unlinked PR
 MAX_DEFINING_FILES = 4  # a name defined in more files than this leads to no candidates
@@ -327,25 +339,42 @@ def rank(pr: str, evidence: Evidence, history: History) -> CommitLink:
     referenced = sorted(
         {p for n in evidence.references for p in index.by_number(n) if index.is_candidate(p)}
     )
-    tokens = history.tokens([*pool, *referenced], _files(evidence, history))
+    names = frozenset(i for i, _ in evidence.names) | frozenset(evidence.novel)
+    parts = history.parts([*pool, *referenced], _files(evidence, history))
+    hits = {p: _hits(names, found) for p, found in parts.items()}
     unknown = [
         name
         for name in evidence.novel
-        if not any(name in t.added or name in t.removed for t in tokens.values())
+        if not any(h.get(name, 0) & (ADDED | REMOVED) for h in hits.values())
     ]
-    scored = _scores(evidence, history, pool, referenced, tokens)
+    scale = _scale(evidence, history, pool, referenced, hits)
+    if scale is None:
+        return CommitLink(pr, None, "", 0.0, (), "its review names nothing a commit could explain")
+    paths = frozenset().union(*(touching for touching, _ in scale.paths))
+
+    def worth(position: int) -> bool:
+        """A commit that changed none of the names nor the files, and whose subject has none
+        of the title's words, explains nothing: not scored."""
+        if hits.get(position) or position in paths:
+            return True
+        subject = index.at(position).subject.casefold()
+        return any(w in subject for w in evidence.words)
+
+    scored = {p: _score(scale, evidence, index.at(p), hits.get(p, {})) for p in pool if worth(p)}
+    scored.update((p, 0.0) for p in pool if p not in scored)
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
     # The best few again, on their whole diffs: a definition the commit moved from a file
     # no review names is not one it introduced, and their tests name things too.
     top = [p for p, _ in ranked[:RESCORED]]
-    whole = history.tokens(top)
-    scored.update(_scores(evidence, history, pool, referenced, {**tokens, **whole}, top))
+    for position, found in history.parts(top).items():
+        scored[position] = _score(scale, evidence, index.at(position), _hits(names, found))
     ranked = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))
+    ranked, dated = _tie_broken_by_date(ranked, evidence, lambda p: index.at(p).day)
     candidates = tuple(Candidate(index.at(p).sha, round(s, 4)) for p, s in ranked[:CANDIDATES_KEPT])
     if not ranked or ranked[0][1] <= 0:
         return CommitLink(pr, None, "", 0.0, candidates, "no commit explains its review")
     best = ranked[0][1]
-    runner = max(ranked[1][1], 0.0) if len(ranked) > 1 else 0.0
+    runner = max((s for _, s in ranked[1:]), default=0.0)
     margin = best / runner if runner > 0 else math.inf
     basis = "number" if evidence.number is not None else "content"
     if unknown:
@@ -353,20 +382,27 @@ def rank(pr: str, evidence: Evidence, history: History) -> CommitLink:
         return CommitLink(pr, None, "", margin, candidates, reason)
     if best < MIN_SHARE:
         return CommitLink(pr, None, "", margin, candidates, "no commit explains enough of it")
-    if _pieces(evidence, index.at(ranked[0][0]), tokens[ranked[0][0]]) < MIN_PIECES:
+    if _pieces(evidence, index.at(ranked[0][0]), hits.get(ranked[0][0], {})) < MIN_PIECES:
         return CommitLink(pr, None, "", margin, candidates, "too little evidence to tell")
-    if margin < MIN_RATIO:
+    if margin < MIN_RATIO and not dated:
         return CommitLink(pr, None, "", margin, candidates, "no commit stands out")
     return CommitLink(pr, index.at(ranked[0][0]).sha, basis, margin, candidates)
 
 
-def _pieces(evidence: Evidence, commit: Commit, tokens: CommitTokens) -> int:
+def _hits(names: frozenset[str], parts: Sequence[CommitTokens]) -> dict[str, int]:
+    """Where each of `names` is in a commit's change (its files' tokens), as bits."""
+    found: dict[str, int] = {}
+    for t in parts:
+        masks = t.masks
+        for name in names.intersection(masks):  # a set op over the few names
+            found[name] = found.get(name, 0) | masks[name]
+    return found
+
+
+def _pieces(evidence: Evidence, commit: Commit, hits: Mapping[str, int]) -> int:
     """How many of the review's names and files the commit's change explains."""
-    subject = set(_IDENTIFIER.findall(commit.subject))
-    names = sum(
-        i in tokens.added or i in tokens.removed or i in tokens.context or i in subject
-        for i, _ in evidence.names
-    )
+    subject = _subject_names(commit.subject)
+    names = sum(hits.get(i, 0) & TOUCHED != 0 or i in subject for i, _ in evidence.names)
     changed = {c.path for c in commit.changes} | {c.old_path for c in commit.changes}
     return names + sum(bool(changed.intersection(options)) for options in evidence.paths)
 
@@ -384,7 +420,17 @@ def _pool(evidence: Evidence, history: History) -> list[int]:
         for position in index.touching(home):
             weight[position] += 1.0
     excluded = set(evidence.references)
-    pool = [p for p in weight if index.is_candidate(p) and index.at(p).number not in excluded]
+    # Where most commits name the PR they merged (squash or merge commits), one that names
+    # none was pushed, not merged from a PR; a root commit imports a codebase.
+    numbered = index.numbered_share >= NUMBERED_HISTORY
+    pool = [
+        p
+        for p in weight
+        if index.is_candidate(p)
+        and (commit := index.at(p)).number not in excluded
+        and commit.parents
+        and (commit.number is not None or not numbered)
+    ]
     pool.sort(key=lambda p: (-weight[p], p))
     return sorted(pool[:MAX_POOL])
 
@@ -397,103 +443,147 @@ def _files(evidence: Evidence, history: History) -> list[str]:
     return sorted({old for path in named for old in index.names_of(path)})
 
 
-def _scores(
+@dataclass(slots=True)
+class _Scale:
+    """What one PR's candidates are scored against: how rare each name and file is among
+    them, where each name first appeared, and the most a commit could explain."""
+
+    weights: dict[str, float]  # name → how strongly the review names it × how rare it is
+    dated: list[tuple[int, str]]  # (where it first appeared on an added line, name), newest
+    # first, for the names no follow-up of the review added
+    earlier: list[int]  # positions of the PRs the review builds on
+    later: list[int]  # …and of those it calls follow-ups
+    paths: list[tuple[set[int], float]]  # per file named: the positions changing it, rarity
+    title: float  # the weight of the title's words
+    possible: float
+
+
+def _scale(
     evidence: Evidence,
     history: History,
     pool: Sequence[int],
     referenced: Sequence[int],
-    tokens: Mapping[int, CommitTokens],
-    only: Sequence[int] | None = None,
-) -> dict[int, float]:
-    """Each candidate's share of the review's evidence that its change explains (of the
-    candidates `only` names, when given; rarity is always counted over the whole pool)."""
+    hits: Mapping[int, Mapping[str, int]],
+) -> _Scale | None:
     index = history.index
     total = len(pool)
-    names = [(i, w) for i, w in evidence.names]
     frequency: dict[str, int] = defaultdict(int)
-    # Where each name first appears on an added line (the largest position is the oldest),
-    # and whether a PR the review names as another one put it there.
     introduced: dict[str, int] = {}
+    in_pool = set(pool)
     for position in sorted({*pool, *referenced}):
-        found = tokens.get(position)
-        if found is None:
-            continue
-        for identifier, _ in names:
-            if position in pool and (
-                identifier in found.added
-                or identifier in found.removed
-                or identifier in found.context
-            ):
+        for identifier, mask in hits.get(position, {}).items():
+            if position in in_pool and mask & TOUCHED:
                 frequency[identifier] += 1
-            if identifier in found.added:
-                introduced[identifier] = position
-    later = {p for p in referenced if index.at(p).number in evidence.later}
-    earlier = {p for p in referenced if index.at(p).number in evidence.earlier}
-    by_follow_up = {i for i, at in introduced.items() if at in later}
-    rarity = {i: math.log(1 + (total + 1) / (1 + frequency[i])) for i, _ in names}
-    path_rarity = []
+            if mask & ADDED:
+                introduced[identifier] = position  # positions ascend: the oldest stays
+    later = [p for p in referenced if index.at(p).number in evidence.later]
+    earlier = [p for p in referenced if index.at(p).number in evidence.earlier]
+    weights = {i: w * math.log(1 + (total + 1) / (1 + frequency[i])) for i, w in evidence.names}
+    follow_ups = set(later)
+    dated = sorted((at, i) for i, at in introduced.items() if i in weights and at not in follow_ups)
+    paths = []
     for options in evidence.paths:
-        touching = {p for path in options for p in index.touching(path)} & set(pool)
-        path_rarity.append(math.log(1 + (total + 1) / (1 + len(touching))))
-    base = sum(w * rarity[i] * (1 + DEFINED_BONUS + NEW_BONUS) for i, w in names)
-    base += PATH_WEIGHT * sum(path_rarity)
+        touching = {p for path in options for p in index.touching(path)} & in_pool
+        paths.append((touching, math.log(1 + (total + 1) / (1 + len(touching)))))
+    base = sum(weights.values()) * (1 + DEFINED_BONUS + NEW_BONUS)
+    base += PATH_WEIGHT * sum(rare for _, rare in paths)
     title = TITLE_SHARE * base if evidence.words else 0.0
-    possible = base + title
-    if possible <= 0:
-        return {}
-    scores: dict[int, float] = {}
-    for position in pool if only is None else only:
-        commit = index.at(position)
-        found = tokens.get(position)
-        subject = set(_IDENTIFIER.findall(commit.subject))
-        score = 0.0
-        if found is not None:
-            defined = found.defined
-            late = 0
-            for identifier, weight in names:
-                if identifier in subject:
-                    score += SUBJECT_WEIGHT * weight * rarity[identifier]
-                if identifier in found.added or identifier in found.removed:
-                    bonus = 1.0
-                    if identifier in defined:
-                        bonus += DEFINED_BONUS
-                    if identifier in found.added and identifier not in found.removed:
-                        bonus += NEW_BONUS
-                    score += weight * rarity[identifier] * bonus
-                elif identifier in found.context:
-                    score += CONTEXT_WEIGHT * weight * rarity[identifier]
-                elif introduced.get(identifier, total + len(index)) < position and (
-                    identifier not in by_follow_up
-                ):
-                    late += 1  # the review names what only a later commit added
-            # The PR came after those it builds on, and before its follow-ups.
-            late += sum(position > p for p in earlier) + sum(position < p for p in later)
-            score *= ANACHRONISM**late
-        changed = {c.path for c in commit.changes} | {c.old_path for c in commit.changes}
-        for options, rare in zip(evidence.paths, path_rarity, strict=True):
-            if changed.intersection(options):
-                score += PATH_WEIGHT * rare
-        if evidence.words:
-            subject_words = {w.casefold() for w in _WORD.findall(commit.subject)}
-            subject_words.update(w.casefold() for w in _CODE_WORD.findall(commit.subject))
-            shared = sum(w in subject_words for w in evidence.words)
-            score += title * shared / len(evidence.words)
-        scores[position] = score / possible
-    return scores
+    if base + title <= 0:
+        return None
+    return _Scale(weights, dated, earlier, later, paths, title, base + title)
+
+
+def _score(scale: _Scale, evidence: Evidence, commit: Commit, hits: Mapping[str, int]) -> float:
+    """The share of the review's evidence that one commit's change explains."""
+    position = commit.position
+    subject = commit.subject
+    weights = scale.weights
+    score = 0.0
+    for identifier, mask in hits.items():
+        rare = weights.get(identifier)
+        if rare is None:
+            continue  # a name only looked for (`novel`), not scored
+        if mask & (ADDED | REMOVED):
+            bonus = 1.0
+            if mask & DEFINES and not mask & UNDEFINES:
+                bonus += DEFINED_BONUS
+            if not mask & REMOVED:
+                bonus += NEW_BONUS
+            score += rare * bonus
+        elif mask & CONTEXT:
+            score += CONTEXT_WEIGHT * rare
+    # A substring test first: the subject's identifiers are read only when one may be there.
+    if any(i in subject for i in weights):
+        names = _subject_names(subject)
+        score += SUBJECT_WEIGHT * sum(rare for i, rare in weights.items() if i in names)
+    # Names the review uses that only a later commit added (positions are newest first), and
+    # the PRs it builds on (the PR came after them) and calls follow-ups (before them).
+    late = 0
+    for at, identifier in scale.dated:
+        if at >= position:
+            break  # the rest came before this commit
+        if not hits.get(identifier, 0) & TOUCHED:
+            late += 1
+    late += sum(position > p for p in scale.earlier) + sum(position < p for p in scale.later)
+    if late:
+        score *= ANACHRONISM**late
+    for touching, rare in scale.paths:
+        if position in touching:
+            score += PATH_WEIGHT * rare
+    if evidence.words:
+        folded = subject.casefold()
+        if any(w in folded for w in evidence.words):
+            words = _subject_words(subject)
+            shared = sum(w in words for w in evidence.words)
+            score += scale.title * shared / len(evidence.words)
+    return score / scale.possible
+
+
+@lru_cache(maxsize=1 << 14)
+def _subject_names(subject: str) -> frozenset[str]:
+    """A commit subject's identifiers."""
+    return frozenset(_IDENTIFIER.findall(subject))
+
+
+@lru_cache(maxsize=1 << 14)
+def _subject_words(subject: str) -> frozenset[str]:
+    """A commit subject's words and code words, case-folded."""
+    words = {w.casefold() for w in _WORD.findall(subject)}
+    words.update(w.casefold() for w in _CODE_WORD.findall(subject))
+    return frozenset(words)
 
 
 def _tie_broken_by_date(
-    ranked: list[tuple[int, float]], evidence: Evidence, history: History
-) -> list[tuple[int, float]]:
-    """Among candidates that score alike, the one merged nearest the review's date first;
-    the date never lowers a score, so it cannot make a weak candidate a link."""
-    if not evidence.dates:
-        return ranked
+    ranked: list[tuple[int, float]], evidence: Evidence, day_of: Callable[[int], str]
+) -> tuple[list[tuple[int, float]], bool]:
+    """Among candidates that score alike (within `MIN_RATIO` of the best), the one merged
+    within `DATE_WINDOW` days of the review, when exactly one is, goes first, and the tie
+    is broken (True): reviews are written around merges, before or after. The date never
+    lowers a score, and never puts a candidate first that did not tie for first."""
+    if len(ranked) < 2 or not evidence.dates or ranked[0][1] <= 0:
+        return ranked, False
     best = ranked[0][1]
-    close = [(p, s) for p, s in ranked if s >= best / MIN_RATIO]
-    if len(close) < 2:
-        return ranked
-    return ranked  # dates are not used yet: see the docs
+    tied = [(p, s) for p, s in ranked if s * MIN_RATIO >= best]
+    if len(tied) < 2:
+        return ranked, False
+    reviewed = [_day_number(d) for d in evidence.dates]
+    near = [
+        (p, s)
+        for p, s in tied
+        if (day := _day_number(day_of(p))) is not None
+        and any(r is not None and abs(day - r) <= DATE_WINDOW for r in reviewed)
+    ]
+    if len(near) != 1:
+        return ranked, False
+    chosen = near[0]
+    return [chosen, *((p, s) for p, s in ranked if p != chosen[0])], True
+
+
+def _day_number(day: str) -> int | None:
+    try:
+        return datetime.date.fromisoformat(day[:10]).toordinal()
+    except ValueError:
+        return None
 
 
 def _one_pr_per_commit(links: list[CommitLink]) -> list[CommitLink]:

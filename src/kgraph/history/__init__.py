@@ -98,16 +98,23 @@ class History:
         self, positions: Iterable[int], paths: Iterable[str] | None = None
     ) -> dict[int, CommitTokens]:
         """The identifiers of each commit's changed lines in the files `paths` names (under
-        any name they had), or in all its files. Diffs not read before are read now, in one
-        `git diff-tree` restricted to those files, and kept by commit and file."""
+        any name they had), or in all its files, as one `CommitTokens` a commit."""
+        return {p: union(parts) for p, parts in self.parts(positions, paths).items()}
+
+    def parts(
+        self, positions: Iterable[int], paths: Iterable[str] | None = None
+    ) -> dict[int, list[CommitTokens]]:
+        """`tokens`, file by file. Diffs not read before are read now, in one `git
+        diff-tree` restricted to those files, and kept by commit and file."""
         index = self.index
         known = self._token_cache()
         wanted = set(paths) if paths is not None else None
-        needed: dict[int, set[str]] = {}
-        for position in sorted(set(positions)):
-            commit = index.at(position)
-            names = {c.path for c in commit.changes} | {c.old_path for c in commit.changes}
-            needed[position] = (names if wanted is None else names & wanted) - {""}
+        asked = set(positions)
+        if wanted is None:
+            needed = {p: set(index.paths_of(p)) for p in sorted(asked)}
+        else:
+            touching = index.positions_touching(wanted)
+            needed = {p: touching.get(p, set()) for p in sorted(asked)}
         todo = [
             p for p, names in needed.items() if not names <= known.get(index.at(p).sha, {}).keys()
         ]
@@ -130,7 +137,7 @@ class History:
         found = {}
         for position, names in needed.items():
             stored = known.get(index.at(position).sha, {})
-            found[position] = union([stored[n] for n in sorted(names) if n in stored])
+            found[position] = [stored[n] for n in sorted(names) if n in stored]
         return found
 
     def describe(self, sha: str) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
-from kgraph.history.log import Change, LogCommit
+from kgraph.history.log import MERGE_NUMBER, SQUASH_NUMBER, Change, LogCommit
 
 HISTORY_VERSION = 1  # bump when commits are read or stored differently: caches rebuild
 T = TypeVar("T")
@@ -93,13 +93,27 @@ class HistoryIndex:
         return numbers.get(number, [])
 
     def _numbers(self) -> dict[int, list[int]]:
+        """Read from the headers, without decoding 20,000 commits: a subject ends in
+        `(#N)` for a squash merge, starts `Merge pull request #N` for a merge."""
         found: dict[int, list[int]] = defaultdict(list)
         absorbed = self.absorbed
-        for position in range(len(self)):
-            commit = self.at(position)
-            if commit.number is not None and position not in absorbed:
-                found[commit.number].append(position)
+        for position, header in enumerate(self.headers):
+            head, _, subject = header.partition("\0")[0], "", header.rsplit("\0", 1)[-1]
+            merge = head.count(" ") > 1
+            match = (MERGE_NUMBER.match if merge else SQUASH_NUMBER.search)(subject)
+            if match and position not in absorbed:
+                found[int(match.group(1))].append(position)
         return dict(found)
+
+    @property
+    def numbered_share(self) -> float:
+        """The share of the candidate commits whose subject names the PR they merged."""
+
+        def build() -> float:
+            numbered = sum(len(found) for found in self._lookup("numbers", self._numbers).values())
+            return numbered / max(1, len(self) - len(self.absorbed))
+
+        return self._lookup("numbered share", build)
 
     def touching(self, path: str) -> list[int]:
         """Positions of the candidate commits that changed `path` (under any of the names a
@@ -183,7 +197,10 @@ class HistoryIndex:
     def _absorbed(self) -> frozenset[int]:
         positions = self.position_of
         merges = [
-            p for p in range(len(self) - 1, -1, -1) if self.at(p).is_merge and self.at(p).number
+            p
+            for p in range(len(self) - 1, -1, -1)
+            if self.headers[p].partition("\0")[0].count(" ") > 1  # two parents or more
+            and MERGE_NUMBER.match(self.headers[p].rsplit("\0", 1)[-1])
         ]
         if not merges:
             return frozenset()
@@ -211,6 +228,26 @@ class HistoryIndex:
         not a merge that brings in others' commits (a sync with upstream)."""
         commit = self.at(position)
         return position not in self.absorbed and (not commit.is_merge or commit.number is not None)
+
+    def paths_of(self, position: int) -> frozenset[str]:
+        """The paths a commit changed, before and after each rename."""
+        cache: dict[int, frozenset[str]] = self._lookup("paths of", dict)
+        found = cache.get(position)
+        if found is None:
+            found = cache[position] = frozenset(
+                name for change in self.changes[position] for name in change.split("\0")[1:] if name
+            )
+        return found
+
+    def positions_touching(self, paths: Iterable[str]) -> dict[int, set[str]]:
+        """Each candidate commit that changed one of `paths` (as written, no renames
+        followed), with those of them it changed."""
+        by_path: dict[str, list[int]] = self._lookup("paths", self._paths)
+        found: dict[int, set[str]] = defaultdict(set)
+        for path in paths:
+            for position in by_path.get(path, ()):
+                found[position].add(path)
+        return found
 
     def _lookup(self, name: str, build: Callable[[], T]) -> T:
         if name not in self._lookups:

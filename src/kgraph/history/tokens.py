@@ -11,7 +11,7 @@ but defines nothing: that is how the PR is told from its follow-ups.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kgraph.history.log import FileDiff
@@ -32,45 +32,50 @@ DEFINITION = re.compile(
 )
 
 
+# Where a name is in a change, as bits of one mask: matching asks a dozen names of hundreds
+# of files, and one dictionary lookup a name and file answers all five questions.
+ADDED, REMOVED, CONTEXT, DEFINES, UNDEFINES = 1, 2, 4, 8, 16
+TOUCHED = ADDED | REMOVED | CONTEXT
+_FIELDS = (ADDED, REMOVED, DEFINES, UNDEFINES, CONTEXT)  # the order of the JSON strings
+
+
 @dataclass(frozen=True, slots=True)
 class CommitTokens:
-    """The identifiers (three or more characters) of changed lines: one file's, or, as
-    `union` makes them, several files' of one commit."""
+    """The identifiers (three or more characters, or numbers of four digits or more) of
+    changed lines: one file's, or, as `union` makes them, several files' of one commit.
+    Each maps to where it is: on an added or a removed line, in a hunk header's definition
+    line, defined on an added or a removed line."""
 
-    added: frozenset[str]
-    removed: frozenset[str]
-    defined_added: frozenset[str] = frozenset()  # defined on an added line
-    defined_removed: frozenset[str] = frozenset()  # defined on a removed line
-    context: frozenset[str] = frozenset()  # in the definition lines of hunk headers
+    masks: Mapping[str, int]
 
-    @property
-    def changed(self) -> frozenset[str]:
-        return self.added | self.removed
+    def has(self, name: str, bits: int) -> bool:
+        return bool(self.masks.get(name, 0) & bits)
 
-    @property
-    def touched(self) -> frozenset[str]:
-        """On a changed line, or naming the definition a changed line is in."""
-        return self.added | self.removed | self.context
+    def names(self, bits: int) -> frozenset[str]:
+        return frozenset(n for n, m in self.masks.items() if m & bits)
 
     @property
     def defined(self) -> frozenset[str]:
         """Defined on an added line and on no removed line: introduced, not moved."""
-        return self.defined_added - self.defined_removed
+        return frozenset(n for n, m in self.masks.items() if m & DEFINES and not m & UNDEFINES)
 
     def to_json(self) -> list[str]:
-        return [" ".join(sorted(s)) for s in (self.added, self.removed, self.defined_added,
-                                               self.defined_removed, self.context)]  # fmt: skip
+        return [" ".join(sorted(self.names(bit))) for bit in _FIELDS]
 
     @staticmethod
     def from_json(value: object) -> CommitTokens | None:
-        if not (isinstance(value, list) and len(value) == 5):
+        if not (isinstance(value, list) and len(value) == len(_FIELDS)):
             return None
         if not all(isinstance(v, str) for v in value):
             return None
-        return CommitTokens(*(frozenset(v.split()) for v in value))
+        masks: dict[str, int] = {}
+        for bit, names in zip(_FIELDS, value, strict=True):
+            for name in names.split():
+                masks[name] = masks.get(name, 0) | bit
+        return CommitTokens(masks)
 
 
-EMPTY = CommitTokens(frozenset(), frozenset())
+EMPTY = CommitTokens({})
 
 
 def union(parts: Iterable[CommitTokens]) -> CommitTokens:
@@ -80,40 +85,31 @@ def union(parts: Iterable[CommitTokens]) -> CommitTokens:
         return EMPTY
     if len(parts) == 1:
         return parts[0]
-    return CommitTokens(
-        frozenset().union(*(p.added for p in parts)),
-        frozenset().union(*(p.removed for p in parts)),
-        frozenset().union(*(p.defined_added for p in parts)),
-        frozenset().union(*(p.defined_removed for p in parts)),
-        frozenset().union(*(p.context for p in parts)),
-    )
+    masks: dict[str, int] = {}
+    for part in parts:
+        for name, mask in part.masks.items():
+            masks[name] = masks.get(name, 0) | mask
+    return CommitTokens(masks)
 
 
 def tokens_of(files: Iterable[FileDiff]) -> CommitTokens:
-    added: set[str] = set()
-    removed: set[str] = set()
-    defined_added: set[str] = set()
-    defined_removed: set[str] = set()
-    context: set[str] = set()
+    masks: dict[str, int] = {}
     for diff in files:
         if diff.unread or diff.binary:
             continue
-        _collect(diff.added, added, defined_added)
-        _collect(diff.removed, removed, defined_removed)
-        context.update(IDENTIFIER.findall("\n".join(diff.contexts)))
-    return CommitTokens(
-        frozenset(added),
-        frozenset(removed),
-        frozenset(defined_added),
-        frozenset(defined_removed),
-        frozenset(context),
-    )
+        _collect(diff.added, masks, ADDED, DEFINES)
+        _collect(diff.removed, masks, REMOVED, UNDEFINES)
+        for name in IDENTIFIER.findall("\n".join(diff.contexts)):
+            masks[name] = masks.get(name, 0) | CONTEXT
+    return CommitTokens(masks)
 
 
-def _collect(lines: list[tuple[int, str]], names: set[str], defined: set[str]) -> None:
+def _collect(lines: list[tuple[int, str]], masks: dict[str, int], seen: int, defines: int) -> None:
     if not lines:
         return
     text = "\n".join(line for _, line in lines)
-    names.update(IDENTIFIER.findall(text))
+    for name in set(IDENTIFIER.findall(text)):
+        masks[name] = masks.get(name, 0) | seen
     for found in DEFINITION.finditer(text):
-        defined.add(next(g for g in found.groups() if g))
+        name = next(g for g in found.groups() if g)
+        masks[name] = masks.get(name, 0) | defines
