@@ -79,7 +79,8 @@ MAX_DEFINING_FILES = 4  # a name defined in more files than this leads to no can
 MAX_POOL = 3000  # candidates scored per PR, those touching the most named files first
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}|(?<![\w.])[0-9]{4,}(?![\w.])")
-_CODE_WORD = re.compile(r"[A-Za-z_]*[a-z0-9][A-Z_][A-Za-z0-9_]*|[A-Za-z]+_[A-Za-z0-9_]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*+")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
 _WORD = re.compile(r"[A-Za-z]{3,}")
 _PATH = re.compile(r"(?<![\w./-])(?:[\w.-]+/)+[\w.-]+\.[A-Za-z]{1,5}(?![\w/])")
 # Names every program has: they tell no commit from another.
@@ -257,7 +258,7 @@ def evidence_of(
     titles = sorted({e.title for e in review.entries})
     words: set[str] = set()
     for title in titles:
-        for identifier in _CODE_WORD.findall(title):
+        for identifier in _code_words(title):
             name(identifier, NAME_WEIGHT)
             words.add(identifier.casefold())
         if _english(title):
@@ -539,6 +540,11 @@ def _score(scale: _Scale, evidence: Evidence, commit: Commit, hits: Mapping[str,
     return score / scale.possible
 
 
+def _code_words(text: str) -> list[str]:
+    """The names of `text` that read as code: `snake_case`, `CamelCase`, `lowerCamel`."""
+    return [w for w in _NAME.findall(text) if "_" in w.strip("_") or _CAMEL.search(w) is not None]
+
+
 @lru_cache(maxsize=1 << 14)
 def _subject_names(subject: str) -> frozenset[str]:
     """A commit subject's identifiers."""
@@ -549,7 +555,7 @@ def _subject_names(subject: str) -> frozenset[str]:
 def _subject_words(subject: str) -> frozenset[str]:
     """A commit subject's words and code words, case-folded."""
     words = {w.casefold() for w in _WORD.findall(subject)}
-    words.update(w.casefold() for w in _CODE_WORD.findall(subject))
+    words.update(w.casefold() for w in _code_words(subject))
     return frozenset(words)
 
 

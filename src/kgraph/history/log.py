@@ -25,7 +25,6 @@ from pathlib import Path
 LOG_FORMAT = "%x01%H %P%x00%cI%x00%s"
 SQUASH_NUMBER = re.compile(r"\(#([1-9][0-9]{0,8})\)\s*$")
 MERGE_NUMBER = re.compile(r"^Merge pull request #([1-9][0-9]{0,8}) from \S")
-MISSING_OBJECT = re.compile(rb"unable to read ([0-9a-f]{7,64})")
 
 # Bounds on one commit's diff: generated files, vendored trees and data dumps can change
 # millions of lines, and none of it tells one PR from another.
