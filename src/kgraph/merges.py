@@ -3,27 +3,34 @@
 By number first: a PR whose digest gives its number is the commit whose subject ends in
 `(#N)` (a squash merge) or reads `Merge pull request #N from …`. Most digests give no
 number, so by content next: every commit that changed a file the review names, or the
-file that defines a name it uses, is a candidate, scored by how much of the review its
-diff explains:
+file that defines a name it uses, is a candidate (not a root commit, which imports a
+codebase; not, where most commits name their PR, one that names none), scored by how
+much of the review its diff explains:
 
-- each name the review uses that the commit's changed lines contain, weighted by how rare
-  it is among the candidates (`transfer_jobs` in three of them tells more than
-  `ParallelConfig` in two hundred); more when the commit *defines* it (an added `def` or
-  assignment that no removed line had): the PR that introduced `check_shm_free_space` is
-  told that way from the later fixes that only call it;
+- each name the review uses that the commit's changed lines contain, or that names the
+  definition a hunk is in, weighted by how rare it is among the candidates
+  (`transfer_jobs` in three of them tells more than `ParallelConfig` in two hundred); more
+  when the commit *defines* it (an added `def` or assignment that no removed line had):
+  the PR that introduced `check_shm_free_space` is told that way from the later fixes that
+  only call it;
 - each file the review names that the commit changed;
-- for an English title, its words in the commit's subject; a name of the review in the
-  subject.
+- the title's words and names in the commit's subject;
+- time: a name the review uses that only a later commit added, a PR the review builds on
+  that came after the commit, or a follow-up it names that came before, make the commit
+  an unlikely merge of this PR (a review cannot name code that did not exist yet).
 
 The score is the share of the review's evidence the commit explains. A link is made only
-when the best candidate explains enough and clearly more than the next; otherwise the PR
-keeps its best candidates and no link: a wrong link is worse than none. The review's date
-breaks a tie only (reviews are written before and after merges), and a commit whose PR
-number the review names as another PR ("the follow-up #52076") is never this PR's. One
-commit is never the merge of two PRs: the PR with the weaker claim loses it.
+when the best candidate explains enough of it, enough of its names and files, and clearly
+more than the next, or when the review's date breaks a tie (reviews are written around
+merges, before or after; the date never lowers a score); and never when the review names a
+distinctive name no candidate's diff and no file at REV has (a PR merged later). Otherwise
+the PR keeps its best candidates and no link: a wrong link is worse than none. A commit
+whose PR number the review names as another PR ("the follow-up #52076") is never this
+PR's. One commit is never the merge of two PRs: the PR with the weaker claim loses it.
 
 Everything here depends on the PR's own evidence and the history alone, so each outcome
-is remembered by the history cache under a hash of that evidence.
+is remembered by the history cache under a hash of that evidence (and `MATCH_VERSION`,
+which a change to the weights below must bump).
 """
 
 from __future__ import annotations
