@@ -50,7 +50,6 @@ SKIPPED = {
     ".venv/bin/mypy": "part of the test command that CI runs",
     ".venv/bin/pytest": "the test suite itself",
     # A remote clone: the sandbox has a small local git repository at ../vllm instead.
-    "git clone --depth 1 https://github.com/vllm-project/vllm": "clones from the network",
     "git clone https://github.com/vllm-project/vllm": "clones from the network",
     # Servers the test does not start. test_push.py pushes to a real Virtuoso; Fuseki is
     # not installed. Oxigraph's commands (127.0.0.1:7878) run against tests/servers.py's.
@@ -58,6 +57,9 @@ SKIPPED = {
     "kgraph push output --endpoint http://127.0.0.1:3030": "needs a Fuseki server",
     # The build benchmark runs for many minutes; test_bench.py runs it small.
     ".venv/bin/python bench/build.py": "the benchmark takes minutes",
+    # The history's benchmark and checks need the vLLM fork's 20,000 commits.
+    ".venv/bin/python bench/history.py": "the benchmark takes minutes on the vLLM history",
+    ".venv/bin/python bench/history_quality.py": "needs a build against the vLLM history",
 }
 DOCUMENTED_OXIGRAPH = "127.0.0.1:7878"  # the address the docs show for `oxigraph serve`
 

@@ -57,7 +57,7 @@ def test_evaluate_seeds_meet_the_thresholds(seeds_table, kind: str, floor: float
 def test_evaluate_prints_every_kind_in_order(seeds_table) -> None:
     assert list(seeds_table) == [
         "prs", "files", "files·backtick", "files·bare", "symbols", "issues", "decisions",
-        "decisions·sentence", "patterns", "topics", "people", "advice",
+        "decisions·sentence", "patterns", "topics", "people", "advice", "commits",
     ]  # fmt: skip
     assert seeds_table["prs"][:3] == (13, 13, 13)
 

@@ -17,6 +17,8 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from conftest import build
+from history_repo import REPO, make_repo
+from history_repo import Graph as HistoryGraph
 from kgraph.export.html import to_html
 from kgraph.graph import KnowledgeGraph, Node
 
@@ -655,3 +657,80 @@ def test_html_browser_large_graph_is_interactive_within_seconds(open_page, tmp_p
     assert opened.page.inner_text("#status").endswith("highlighted with their neighbours")
     assert time.perf_counter() - opened_at < 30
     assert opened.errors == [] and opened.requests == [opened.url]
+
+
+# --- with a repository's history -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def history_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = make_repo(tmp_path_factory)
+    out = tmp_path_factory.mktemp("history-page")
+    code, _, stderr = build([str(repo["digests"])], out, "--source", f"{REPO}={repo['root']}")
+    assert code == 0, stderr
+    return out
+
+
+def test_html_browser_changed_code_is_solid_named_only_dashed_and_the_panel_shows_the_commit(
+    open_page, history_out
+) -> None:
+    out = history_out
+    graph_view = HistoryGraph(out)
+    graph = _graph(out)
+    changed = {
+        (e["source"], e["target"])
+        for e in graph["edges"]
+        if e["relation"] in ("changesFile", "changesSymbol")
+    }
+    opened = open_page(out / "graph.html")
+    assert opened.errors == [] and opened.requests == [opened.url]
+    drawn = opened.js(
+        "() => kgraph.edges.get().map((e) => [kgraph.data.nodes[e.from].id, e.title,"
+        " kgraph.data.nodes[e.to].id, e.dashes])"
+    )
+    named_only = [
+        (s, t) for s, title, t, dashes in drawn if title.startswith(("touches", "mentions"))
+    ]
+    assert named_only and all((s, t) not in changed for s, t in named_only)  # one line a pair
+    for source, title, target, dashes in drawn:
+        if title.startswith("changes"):
+            assert not dashes and (source, target) in changed
+        elif title.startswith(("touches", "mentions")):
+            assert dashes, (source, title, target)
+    assert sum(1 for *_, dashes in drawn if not dashes) > len(named_only) // 2
+    legend = opened.page.inner_text("#edge-legend")
+    assert "changed by the PR's commit" in legend and "named in the review only" in legend
+    # A linked PR's panel: its commit and every file the commit changed, with its lines.
+    title = "Add an eviction window to the LRU cache (#11)"
+    pr = graph_view.prs[title]
+    commit = graph_view.merged(title)
+    assert commit is not None
+    opened.search(title)
+    opened.page.wait_for_function(
+        "(id) => document.getElementById('details').dataset.node === id", arg=pr["id"]
+    )
+    details = opened.page.text_content("#details")
+    assert "Merged as (found by number)" in details
+    assert (
+        commit["sha"][:10] in details and commit["date"] in details and commit["title"] in details
+    )
+    link = opened.page.locator("#details .commit a")
+    assert link.get_attribute("href") == commit["sourceUrl"]
+    files = graph_view.targets(commit, "hasChange")
+    assert f"Changed files ({len(files)})" in details
+    for change in files:
+        target = graph_view.targets(change, "changedFile")[0]
+        assert target["path"] in details
+        assert f"+{change['linesAdded']} −{change['linesRemoved']}" in details
+    assert "Candidate commits" not in details
+    # An unlinked PR shows its candidates instead.
+    title = "LRU 缓存新增淘汰窗口"
+    opened.search(title)
+    opened.page.wait_for_function(
+        "(id) => document.getElementById('details').dataset.node === id",
+        arg=graph_view.prs[title]["id"],
+    )
+    details = opened.page.text_content("#details")
+    candidates = graph_view.targets(graph_view.prs[title], "candidateCommit")
+    assert f"Candidate commits ({len(candidates)})" in details and "Merged as" not in details
+    assert all(c["sha"][:10] in details for c in candidates)

@@ -84,7 +84,8 @@ def test_query_hostile_parameter_matches_nothing_and_breaks_nothing(fixture_out)
 
 def test_query_bind_leaves_absent_parameters_undefined() -> None:
     text = query.bind(query.named_query("who-touches"), {"file": "lru.py"})
-    assert text.count('VALUES (?symbol ?file) { (UNDEF "lru.py") }') == 2  # both branches
+    # Every branch (named and changed, symbol and file) gets the row.
+    assert text.count('VALUES (?symbol ?file) { (UNDEF "lru.py") }') == 4
     assert "(UNDEF UNDEF)" not in text
     text = query.bind(query.named_query("decisions-since"), {"date": "2026-09-01"})
     assert 'VALUES (?date) { ("2026-09-01"^^<http://www.w3.org/2001/XMLSchema#date>) }' in text

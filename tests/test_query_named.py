@@ -48,6 +48,17 @@ EXPECTED: list[tuple[str, dict[str, str], list[tuple[str | None, ...]]]] = [
         ],
     ),
     (
+        "co-changed",
+        {},
+        [
+            ("named", "file", "kv/policies/lru.py", "acme/kv", A, "101", B, "102"),
+            ("named", "symbol", "LRUPolicy.evict", "acme/kv", B, "102", C, None),
+            ("named", "symbol", "LRUPolicy.evict", "acme/kv", A, "101", B, "102"),
+            ("named", "symbol", "LRUPolicy.evict", "acme/kv", A, "101", C, None),
+        ],
+    ),
+    ("review-gaps", {}, []),  # no PR is linked to a commit
+    (
         "hotspots",
         {},
         [
@@ -221,8 +232,98 @@ def test_query_named_column_header_tag_is_checked() -> None:
         query.parse("# @column only-one\nSELECT * WHERE {}", "q", "q.rq")
 
 
+# On tests/data/history-queries.ttl: PRs 201 and 202 are linked to their commits, whose
+# changes differ from what the reviews name; the SWA PR has a candidate commit only.
+E = "Bound the eviction window"  # #201
+F = "Count hits per request"  # #202
+G = "SWA 窗口修复"  # unlinked, names stats.py and LRUPolicy.evict
+EXPECTED_HISTORY: list[tuple[str, dict[str, str], list[tuple[str | None, ...]]]] = [
+    (
+        "shared-code",
+        {},
+        [
+            ("2", "file", "kv/policies/lru.py", "acme/kv", E, "201"),
+            ("2", "file", "kv/policies/lru.py", "acme/kv", F, "202"),
+            ("2", "file", "kv/stats.py", "acme/kv", F, "202"),
+            ("2", "file", "kv/stats.py", "acme/kv", G, None),
+            ("2", "symbol", "LRUPolicy.evict", "acme/kv", E, "201"),  # changed it
+            ("2", "symbol", "LRUPolicy.evict", "acme/kv", G, None),  # #202 names, not changes
+        ],
+    ),
+    (
+        "hotspots",
+        {},
+        [
+            ("2", "file", "kv/policies/lru.py", "acme/kv"),
+            ("2", "file", "kv/stats.py", "acme/kv"),
+            ("2", "symbol", "LRUPolicy.evict", "acme/kv"),
+            ("1", "file", "tests/test_lru.py", "acme/kv"),
+            ("1", "symbol", "LRUPolicy.touch", "acme/kv"),
+            ("1", "symbol", "Stats.count", "acme/kv"),
+            ("1", "symbol", "on_store_miss", "acme/kv"),  # named only: #201's names do not count
+        ],
+    ),
+    (
+        "who-touches",
+        {"symbol": "evict"},
+        [
+            ("LRUPolicy.evict", E, "201", "day.txt", "2"),  # its commit changed it
+            ("LRUPolicy.evict", G, None, "day.txt", "6"),  # its review names it
+        ],
+    ),
+    (
+        "who-touches",
+        {"file": "stats.py"},
+        [
+            ("kv/stats.py", F, "202", "day.txt", "4"),
+            ("kv/stats.py", G, None, "day.txt", "6"),
+        ],
+    ),
+    ("who-touches", {"symbol": "LRUPolicy"}, []),  # named by #201, which did not change it
+    (
+        "co-changed",
+        {},
+        [
+            ("changed", "file", "kv/policies/lru.py", "acme/kv", E, "201", F, "202"),
+            ("changed and named", "file", "kv/stats.py", "acme/kv", F, "202", G, None),
+            ("changed and named", "symbol", "LRUPolicy.evict", "acme/kv", E, "201", G, None),
+        ],
+    ),
+    (
+        "review-gaps",
+        {},
+        [
+            (E, "201", "changed, not named", "file", "tests/test_lru.py"),
+            (E, "201", "named, not changed", "symbol", "_is_current"),
+            # `LRUPolicy` counts as changed: its method `evict` is.
+            (F, "202", "named, not changed", "symbol", "LRUPolicy.evict"),
+        ],
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def history_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An output folder whose graph is the hand-written tests/data/history-queries.ttl."""
+    out = tmp_path_factory.mktemp("history-out")
+    shutil.copy(DATA / "history-queries.ttl", out / "graph.ttl")
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "expected"),
+    EXPECTED_HISTORY,
+    ids=[f"{n}-{p}" for n, p, _ in EXPECTED_HISTORY],
+)
+def test_query_named_expected_rows_with_commits(history_out, name, params, expected) -> None:
+    assert rows(history_out, name, **params) == expected
+
+
 def test_query_named_every_shipped_query_has_expected_rows() -> None:
-    tested = {name for name, _, rows_ in EXPECTED if rows_} | {"coupling", "review-risks"}
+    tested = {name for name, _, rows_ in [*EXPECTED, *EXPECTED_HISTORY] if rows_} | {
+        "coupling",
+        "review-risks",
+    }
     assert tested == set(query.named_queries())
 
 

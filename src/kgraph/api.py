@@ -301,6 +301,7 @@ def build(
     pattern_threshold: float = DEFAULT_PATTERN_THRESHOLD,
     html_max_nodes: int = DEFAULT_MAX_NODES,
     sources: Sequence[str | SourceSpec] = (),
+    history: bool = True,
     coupling: CouplingOptions | None = CouplingOptions(),  # noqa: B008 (frozen, shared)
     strict: bool = False,
     report: str | os.PathLike[str] | None = None,
@@ -314,8 +315,9 @@ def build(
 
     `inputs` are digest files, folders (read recursively), glob patterns, or "-" for
     stdin. `sources` are `OWNER/REPO=PATH[@REV]` checkouts to resolve mentions against;
-    `coupling` says how to count the change coupling of a git source's history (None:
-    not at all).
+    with `history`, a git source's history up to REV is read too, and each of its PRs is
+    linked to the commit that merged it (`kgraph.commits`); `coupling` says how to count
+    the change coupling of a git source's history (None: not at all).
     `report` is a JSON file of every problem; `progress` a stream for a progress line; a
     build into a folder another build is writing waits for it, after calling `waiting`.
     Bad input is not an exception: the build skips it and says so in `.problems`, and
@@ -358,6 +360,7 @@ def build(
         exporters=[exporter_named(n) for n in only] if only else list(EXPORTERS),
         export_options={"html_max_nodes": html_max_nodes},
         sources=specs,
+        history=history,
         jobs=jobs,
         cache=cache,
         written=(report_path,) if report_path is not None else (),

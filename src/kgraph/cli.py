@@ -199,7 +199,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
     metavar="OWNER/REPO=PATH[@REV]",
     help="Resolve the files and symbols named in that repository's PRs against this checkout "
     "(a git repository, read at REV or HEAD, or a plain folder). Repeatable. The index is "
-    "cached by commit in OUTPUT/.kgraph/.",
+    "cached by commit in OUTPUT/.kgraph/. A git repository's history up to REV is read too: "
+    "each PR is linked to the commit that merged it, and gets what that commit changed.",
+)
+@click.option(
+    "--no-history",
+    is_flag=True,
+    help="Read --source git repositories at REV only, not their history: no commit links.",
 )
 @click.option(
     "--history-since",
@@ -294,6 +300,7 @@ def build(
     coupling_max_degree: int,
     coupling_max_changeset_size: int,
     no_coupling: bool,
+    no_history: bool,
     strict: bool,
     report: Path | None,
     jobs: int,
@@ -331,6 +338,7 @@ def build(
             follow_renames=not no_renames,
             since=history_since,
         ),
+        history=not no_history,
         strict=strict,
         report=report,
         jobs=jobs,

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from kgraph.graph import KnowledgeGraph, Node, Value, node_id
+from kgraph.history import shown_path
 from kgraph.history.coupling import CouplingResult
 from kgraph.resolve import Resolver, Scope, file_node
 from kgraph.source.index import SourceIndex
@@ -27,9 +28,10 @@ def add_coupling(graph: KnowledgeGraph, index: SourceIndex, result: CouplingResu
     scope = Scope(segments, repo_id, Resolver(index))
     files: dict[str, str] = {}
 
-    def file(path: str) -> str:
-        if (found := files.get(path)) is not None:
+    def file(name: str) -> str:
+        if (found := files.get(name)) is not None:
             return found
+        path = shown_path(name)
         if path in index.file_set:
             fid = file_node(graph, scope, path)
         else:
@@ -42,9 +44,9 @@ def add_coupling(graph: KnowledgeGraph, index: SourceIndex, result: CouplingResu
                 )
             )
             graph.link(fid, "inRepository", repo_id)
-        revisions = result.revisions.get(path, 0)
+        revisions = result.revisions.get(name, 0)
         graph.add(Node(fid, "SourceFile", path, (("path", path), ("revisions", revisions))))
-        files[path] = fid
+        files[name] = fid
         return fid
 
     for pair in result.pairs:

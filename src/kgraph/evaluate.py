@@ -15,6 +15,10 @@ after normalisation. Then, per kind, extracted values are matched one-to-one to 
   and a pair matches when the shared tokens cover at least half of each text;
   pairs are taken best overlap first;
 - advice: the PR's `kg:readingAdvice` equals the gold `reading_advice`;
+- commits: the commit a PR is `kg:mergedAs` merged the gold `pr_number` (its subject ends
+  in `(#N)` or reads `Merge pull request #N`); only gold entries of a repository whose
+  history the graph holds (it has a `kg:Commit` of it) count, so a build without that
+  history is not charged for links it could not make;
 - PRs: a gold entry is found when a PR has its title.
 
 Two views of the same values are reported beside them:
@@ -43,7 +47,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,7 +75,9 @@ KINDS = (
     "topics",
     "people",
     "advice",
+    "commits",
 )
+_MERGED_NUMBER = re.compile(r"\(#([0-9]+)\)\s*$|^Merge pull request #([0-9]+) ")
 DECISION_OVERLAP = 0.5
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -172,6 +178,7 @@ class PullRequestView:
 class GraphView:
     prs: list[PullRequestView]
     topic_of: dict[str, str]  # a topic's folded label or alias -> its folded label
+    histories: set[str] = field(default_factory=set)  # repositories with a kg:Commit
 
 
 def read_graph(path: Path) -> GraphView:
@@ -289,8 +296,23 @@ def _view(nodes: Nodes, edges: Edges) -> GraphView:
         pr.values["decisions·sentence"] = [
             s for d in pr.values["decisions"] if (s := _sentence_of(d, pr.texts))
         ]
+        pr.values["commits"] = [
+            _merged_number(first(t, "title")) for t in out[(node_id, "mergedAs")]
+        ]
         prs.append(pr)
-    return GraphView(prs, topic_of)
+    histories = {
+        first(repo, "label")
+        for node_id, attrs in nodes.items()
+        if "Commit" in attrs.get("kind", [])
+        for repo in out[(node_id, "inRepository")]
+    }
+    return GraphView(prs, topic_of, histories)
+
+
+def _merged_number(subject: str) -> str:
+    """The PR a commit merged, by its subject; the subject itself when it names none."""
+    found = _MERGED_NUMBER.search(subject)
+    return (found.group(1) or found.group(2)) if found else f"(no PR number) {subject}"
 
 
 _RELATIONS = {
@@ -380,6 +402,9 @@ def _gold_entry_problem(g: dict) -> str | None:
             return f'"{name}" is not a list of {" or ".join(t.__name__ for t in types)}'
     if not isinstance(g.get("reading_advice"), str | None):
         return '"reading_advice" is not a string'
+    number = g.get("pr_number")
+    if number is not None and (isinstance(number, bool) or not isinstance(number, int)):
+        return '"pr_number" is not an integer'
     return None
 
 
@@ -400,7 +425,13 @@ def _element_lines(text: str) -> list[int]:
         at = decoder.raw_decode(text, at)[1]
 
 
-def _gold_values(g: dict, kind: str, pr: PullRequestView | None = None) -> list[str]:
+def _gold_values(
+    g: dict, kind: str, pr: PullRequestView | None = None, histories: Collection[str] = ()
+) -> list[str]:
+    if kind == "commits":
+        repo = g.get("repo_verified") or g.get("repo")
+        number = g.get("pr_number")
+        return [str(number)] if number is not None and repo in histories else []
     if kind in ("files·backtick", "files·bare"):
         written = g.get("files_written")
         written = written if isinstance(written, dict) else {}
@@ -469,6 +500,7 @@ def _matchers(view: GraphView) -> dict[str, Matcher]:
         "topics": lambda x, g: float(topic(x) == topic(g)),
         "people": lambda x, g: float(x.casefold() == g.casefold()),
         "advice": exact,
+        "commits": exact,
     }
 
 
@@ -511,7 +543,7 @@ def evaluate(gold: Sequence[dict], view: GraphView) -> Evaluation:
             seen.add(id(pr))
         for kind in KINDS[1:]:
             got = _unique(pr.values[kind]) if pr is not None else []
-            wanted = _unique(_gold_values(g, kind, pr))  # a name written twice is one value
+            wanted = _unique(_gold_values(g, kind, pr, view.histories))  # a name twice is one
             _count(counts[kind], entry, kind, got, wanted, matchers[kind], differences)
     for pr in view.prs:  # PRs no gold entry describes: all they hold is unasked for
         counts["prs"][1] += 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -22,7 +22,10 @@ import regex
 
 from kgraph import design
 from kgraph.catalog import Knowledge, builtin_knowledge
+from kgraph.commits import add_commits
 from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Value, merged, node_id
+from kgraph.history import History
+from kgraph.merges import Review, ReviewEntry
 from kgraph.model import Digest, Entry, Kind, Mention
 from kgraph.resolve import (
     Resolution,
@@ -383,10 +386,13 @@ def link(
     digests: Sequence[Digest],
     options: LinkOptions | None = None,
     sources: Sequence[SourceIndex] = (),
+    histories: Mapping[str, History] | None = None,
 ) -> KnowledgeGraph:
     """The linked graph; with `sources`, every file and symbol mention of a PR of those
-    repositories is also resolved against the checkout (see `kgraph.resolve`)."""
-    return link_corpus(items, digests, options or LinkOptions(), sources).graph
+    repositories is also resolved against the checkout (see `kgraph.resolve`); with
+    `histories` (by repository), each of their PRs is linked to the commit that merged it
+    and gets what it changed (see `kgraph.commits`)."""
+    return link_corpus(items, digests, options or LinkOptions(), sources, histories=histories).graph
 
 
 @dataclass(slots=True)
@@ -408,8 +414,14 @@ def link_corpus(
     options: LinkOptions,
     sources: Sequence[SourceIndex] = (),
     record: bool = False,
+    histories: Mapping[str, History] | None = None,
 ) -> Linked:
-    """`link`, keeping with `record` what each PR's making used (`FactBook`)."""
+    """`link`, keeping with `record` what each PR's making used (`FactBook`).
+
+    Commit links (`histories`) are matched over all of a repository's PRs at once (one
+    commit, one PR; a link only with a clear margin over the next candidate), so a build
+    with a history is not recorded for the delta linker."""
+    assert not (record and histories), "a build with a history links everything"
     packages = _known_packages(items, options)
     prs = _group_pull_requests(items, packages)
     resolvers = {index.repo: Resolver(index) for index in sources}
@@ -430,8 +442,9 @@ def link_corpus(
     canonical_name = {scope: _canonical_symbols(n) for scope, n in names_by_scope.items()}
     book = FactBook(record)
     context = PullRequestContext(options.knowledge, PROVENANCE_KINDS[options.provenance])
+    resolutions: dict[str, Mapping[Mention, Resolution]] = {}
     for pr in prs:
-        add_pull_request(
+        resolutions[pr.id] = add_pull_request(
             graph,
             pr,
             canonical_path.get(pr.repo, {}),
@@ -440,8 +453,31 @@ def link_corpus(
             resolvers.get(pr.repo or ""),
             book,
         )
-    shared = derive_shared_code(graph, options.share_limit, record)
+    changed: set[str] = set()
+    if histories:
+        with_history = [pr for pr in prs if pr.repo in histories]
+        changed = add_commits(
+            graph,
+            [_review(pr) for pr in with_history],
+            {pr.id: pr.repo or "" for pr in with_history},
+            histories,
+            resolvers,
+            resolutions,
+        )
+    shared = derive_shared_code(graph, options.share_limit, record, changed)
     return Linked(graph, packages, pieces if record else [], prs, book, shared)
+
+
+def _review(pr: PullRequest) -> Review:
+    """The PR as commit matching reads it."""
+    return Review(
+        pr.id,
+        pr.number,
+        tuple(
+            ReviewEntry(i.entry.title, i.entry.text, i.entry.date or i.digest.date, i.mentions)
+            for i in pr.items
+        ),
+    )
 
 
 def digest_node(digest: Digest) -> Node:
@@ -563,9 +599,10 @@ def add_pull_request(
     context: PullRequestContext,
     resolver: Resolver | None = None,
     book: FactBook | None = None,
-) -> None:
+) -> Mapping[Mention, Resolution]:
     """The PR's node, its entries, and for each mention the entity it denotes, and a
-    Mention node when its kind is `context.kept` (`Provenance`).
+    Mention node when its kind is `context.kept` (`Provenance`); returns how the checkout
+    resolved its mentions (empty without one), which commit matching reads.
 
     The PR's own nodes (itself, its entries, their mentions) and edges go into `graph`;
     every other node, shared with other PRs, is made through `book` (`FactBook`).
@@ -663,6 +700,7 @@ def add_pull_request(
             )
             graph.link(mention_id, "inEntry", eid)
             graph.link(mention_id, "denotes", target)
+    return resolved
 
 
 def _add_repository(graph: KnowledgeGraph, repo: str) -> str:
@@ -670,6 +708,8 @@ def _add_repository(graph: KnowledgeGraph, repo: str) -> str:
 
 
 _UNSEEN = "\0"  # no node id: ids are never empty
+_NAMED = ("touchesFile", "mentionsSymbol")  # a PR's code, as its review names it
+_CHANGED = ("changesFile", "changesSymbol")  # as its merge commit changed it
 
 
 @lru_cache(maxsize=1024)
@@ -778,8 +818,16 @@ class SharedCode:
     derived: dict[str, set[str]] = field(default_factory=dict)  # by PR id
 
 
-def derive_shared_code(graph: KnowledgeGraph, share_limit: int, record: bool = False) -> SharedCode:
+def derive_shared_code(
+    graph: KnowledgeGraph,
+    share_limit: int,
+    record: bool = False,
+    changed: Collection[str] = frozenset(),
+) -> SharedCode:
     """`sharesCodeWith` between PRs that touch a file or mention a repository symbol in common.
+
+    The code of a PR linked to its commit (`changed`) is what the commit changed
+    (`changesFile`, `changesSymbol`); that of any other PR is what its review names.
 
     A PR that names a symbol also touches the file the symbol is `definedIn`: three PRs that
     name three functions of one file share that file, and each gets a `touchesFile` edge to
@@ -799,7 +847,7 @@ def derive_shared_code(graph: KnowledgeGraph, share_limit: int, record: bool = F
         for edge in edges:
             if edge.relation == "definedIn":
                 homes[edge.source].add(edge.target)
-            elif edge.relation in ("touchesFile", "mentionsSymbol"):
+            elif edge.relation in (_CHANGED if edge.source in changed else _NAMED):
                 touches.append(edge)
     counts: dict[str, bool] = {}  # per entity: not external (a node's attributes are a scan)
     direct: dict[str, set[str]] = defaultdict(set)
@@ -810,7 +858,7 @@ def derive_shared_code(graph: KnowledgeGraph, share_limit: int, record: bool = F
         if internal:
             direct[target].add(source)
             home = homes.get(target, ())
-            if len(home) == 1:
+            if len(home) == 1 and source not in changed:
                 (file,) = home
                 via[file].add(source)
     derived: dict[str, set[str]] = defaultdict(set)

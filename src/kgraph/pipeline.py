@@ -25,6 +25,8 @@ from kgraph.delta import DigestInput, DigestState, Relinked
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
 from kgraph.export.rdf import Subjects
 from kgraph.graph import GraphView, KnowledgeGraph
+from kgraph.graph import node_id as make_node_id
+from kgraph.history import History, open_history
 from kgraph.history.changesets import ChangesetError
 from kgraph.history.coupling import CouplingOptions
 from kgraph.history.load import LoadedCoupling, load_coupling
@@ -49,6 +51,7 @@ class BuildOptions:
     exporters: Sequence[Exporter] = EXPORTERS
     export_options: Mapping[str, object] = field(default_factory=dict)  # e.g. html_max_nodes
     sources: Sequence[SourceSpec] = ()  # checkouts to resolve mentions against
+    history: bool = True  # read a git source's history: link PRs to their commits
     jobs: int = 1  # processes that read and extract digests, and write the outputs
     cache: bool = True  # reuse and keep per-digest extraction results in OUT/.kgraph/
     written: Sequence[Path] = ()  # files besides the outputs the build writes (--report)
@@ -73,6 +76,7 @@ class BuildResult:
     couplings: list[LoadedCoupling] = field(default_factory=list)  # per git source
     relinked: int | None = None  # PRs linked again, when only what changed was linked
     refused: str | None = None  # why the last build's links could not be kept
+    histories: list[History] = field(default_factory=list)  # of the git sources
 
     @property
     def entries_in_graph(self) -> int:
@@ -111,6 +115,8 @@ class BuildResult:
             + "".join(f"; {s.summary()}" for s in self.sources)
             + (f"; {not_read(self.passed)}" if self.passed else "")
             + (f"; mentions {_resolution_counts(self.graph.whole())}" if self.sources else "")
+            + "".join(f"; {h.summary()}" for h in self.histories)
+            + (f"; {commit_counts(self.graph, self.histories)}" if self.histories else "")
             + "".join(f"; {c.repo} {c.summary()}" for c in self.couplings)
         )
 
@@ -145,6 +151,31 @@ def _resolution_counts(graph: KnowledgeGraph) -> str:
         if isinstance(status, str):
             counts[status] += 1
     return ", ".join(f"{n} {status}" for status, n in counts.items())
+
+
+def commit_counts(graph: GraphView, histories: Sequence[History]) -> str:
+    """How the PRs of the repositories with a history were linked to their commits, and
+    how many PRs no digest or checkout gave a repository (those are matched to none)."""
+    repos = {make_node_id("repo", *h.repo.split("/")) for h in histories}
+    out = graph.out_edges()
+    counts = {"number": 0, "content": 0, "candidates": 0, "none": 0, "nowhere": 0}
+    for node in graph.nodes.values():
+        if node.kind != "PullRequest":
+            continue
+        relations = {e.relation: e.target for e in out.get(node.id, ())}
+        if relations.get("inRepository") not in repos:
+            counts["nowhere"] += "inRepository" not in relations
+        elif "mergedAs" in relations:
+            counts["number" if node.get("mergeBasis") == "number" else "content"] += 1
+        else:
+            counts["candidates" if "candidateCommit" in relations else "none"] += 1
+    linked = counts["number"] + counts["content"]
+    unlinked = counts["candidates"] + counts["none"]
+    return (
+        f"commits: {linked} PRs linked ({counts['number']} by number, {counts['content']} by "
+        f"content), {unlinked} unlinked ({counts['candidates']} with candidate commits)"
+        + (f", {counts['nowhere']} of no known repository" if counts["nowhere"] else "")
+    )
 
 
 def build_graph(
@@ -355,9 +386,16 @@ def _run(
 ) -> BuildResult:
     started = time.perf_counter()
     loaded = [load_source(spec, out_dir) for spec in options.sources]
+    histories = [
+        open_history(s.spec.repo, s.spec.path, s.git_dir, s.index.commit, out_dir)
+        for s in loaded
+        if options.history and s.git_dir is not None and s.index.commit
+    ]
     cached_in = out_dir if options.cache else None  # None: in memory, or --no-cache
     cache = ExtractionCache(cached_in) if cached_in is not None else None
-    store = LinkStore(cached_in) if cached_in is not None else None
+    # Commit links are matched over a repository's PRs together (`link.link_corpus`): a
+    # build with a history links everything, and keeps no link store.
+    store = LinkStore(cached_in) if cached_in is not None and not histories else None
     key = link_key(options, loaded) if store is not None else ""
     previous = store.load(key) if store is not None else None
     known: dict[tuple[str, str], DigestState] = {}
@@ -393,8 +431,13 @@ def _run(
         bare = delta.bare_names(raw) if store is not None else {}
         items = settle_bare_names(raw, sources)
         del raw
-        linked = link_corpus(items, read.digests(), options.link, sources, store is not None)
+        by_repo = {h.repo: h for h in histories}
+        linked = link_corpus(
+            items, read.digests(), options.link, sources, store is not None, by_repo
+        )
         del items
+        for history in histories:
+            history.save()
         for source, coupling in couplings:
             _add_coupling(linked, source, coupling)
     read.release()
@@ -403,13 +446,14 @@ def _run(
     stages["link"] = built - linking
     checkpoint()
     problems = [problem for source in loaded for problem in source.problems()] + read.problems
+    problems += [problem for history in histories for problem in history.problems]
     if out_dir is None:  # in memory (kgraph.build without a folder): nothing to write
         assert linked is not None
         progress.clear()
         seconds = built - started
         return BuildResult(
             linked.graph, read.digests(), read.read, read.skipped, problems, [], seconds,
-            loaded, read.cached, 0, stages, passed=read.corpus.passed,
+            loaded, read.cached, 0, stages, passed=read.corpus.passed, histories=histories,
         )  # fmt: skip
     graph: GraphView
     try:
@@ -462,6 +506,7 @@ def _run(
         couplings=[coupling for _, coupling in couplings],
         relinked=relinked.relinked_prs if relinked is not None else None,
         refused=refused,
+        histories=histories,
     )
 
 

@@ -50,6 +50,8 @@ RELATIONS: dict[str, tuple[str, str]] = {
     "makesDecision": ("Decisions", "Made by PRs"),
     "appliesPattern": ("Patterns", "Applied by PRs"),
     "hasTopic": ("Topics", "PRs on this topic"),
+    "changesFile": ("Changed code", "Changed by PRs"),
+    "changesSymbol": ("Changed code", "Changed by PRs"),
     "touchesFile": ("Touched code", "Touched by PRs"),
     "mentionsSymbol": ("Touched code", "Mentioned by PRs"),
     "references": ("Issues", "Referenced by PRs"),
@@ -58,6 +60,8 @@ RELATIONS: dict[str, tuple[str, str]] = {
     "memberOf": ("Member of", "Members"),
 }
 DRAWN_RELATIONS = frozenset(RELATIONS)
+CHANGED = frozenset({"changesFile", "changesSymbol"})
+NAMED = frozenset({"touchesFile", "mentionsSymbol"})
 LISTED_RELATIONS: dict[str, tuple[str, str]] = {
     **RELATIONS,
     "sharesCodeWith": ("Shares code with", "Shares code with"),
@@ -119,12 +123,17 @@ def page_data(
         elif n.kind == "Coupling":
             couplings.append(n)
     candidates.sort()
-    drawn_edges = [
-        (e.source, e.target)
-        for n in candidates
-        for e in out.get(n, ())
-        if e.relation in DRAWN_RELATIONS
-    ]
+    changed = {
+        (e.source, e.target) for n in candidates for e in out.get(n, ()) if e.relation in CHANGED
+    }
+
+    def drawn(e: Edge) -> bool:
+        """A review naming what the PR's commit changed is one line: the change."""
+        return e.relation in DRAWN_RELATIONS and not (
+            e.relation in NAMED and (e.source, e.target) in changed
+        )
+
+    drawn_edges = [(e.source, e.target) for n in candidates for e in out.get(n, ()) if drawn(e)]
     near = subgraph.neighbours(candidates, drawn_edges)
     coupled = _coupled_files(couplings, out)
     if coupled:  # a file only the history knows, that no review or definition links: not drawn
@@ -154,7 +163,9 @@ def page_data(
         [index[e.source], e.relation, index[e.target]]
         for n in kept
         for e in out.get(n, ())
-        if e.relation in LISTED_RELATIONS and e.target in index
+        if e.relation in LISTED_RELATIONS
+        and e.target in index
+        and (drawn(e) or e.relation not in NAMED)
     ]
     repository, entries_of, entries = _provenance(graph, out, index)
     shared_touched = _shared_code_per_pr(graph, out, prs)
@@ -183,6 +194,7 @@ def page_data(
                     [_path(graph, r.partner), _path(graph, r.changed), r.degree]
                     for r in found_risks
                 ]
+            record.update(_commits_of(graph, out, node_id, index))
         if node_id in shared_positions:
             record["v"] = list(shared_positions[node_id])
         nodes.append(record)
@@ -194,6 +206,9 @@ def page_data(
         "kinds": [list(style) for style in STYLE],
         "relations": [[r, *h] for r, h in LISTED_RELATIONS.items()],  # in panel order
         "drawn": sorted(DRAWN_RELATIONS),
+        # With a history read, what a review only names is drawn dashed, what a commit
+        # changed solid.
+        "dashNamed": bool(changed),
         "nodes": nodes,
         "edges": edges,
         "coupling": sorted(
@@ -315,6 +330,52 @@ def render_json_file(source: Path, options: HtmlOptions) -> str:
     return to_html(json_graph.from_document(json_graph.read_document(source)), options)
 
 
+def _commits_of(
+    graph: KnowledgeGraph, out: Mapping[str, Sequence[Edge]], pr: str, index: Mapping[str, int]
+) -> dict[str, object]:
+    """A PR's commit (`m`: sha, date, subject, link) and its changed files (`cf`: path,
+    change, lines added and removed, previous path, the file's node index if drawn), or the
+    candidate commits of a PR left unlinked (`cc`)."""
+    found: dict[str, object] = {}
+    candidates: list[dict[str, object]] = []
+    for e in out.get(pr, ()):
+        if e.relation == "mergedAs" and (commit := graph.nodes.get(e.target)):
+            found["m"] = _commit_record(commit)
+            files = []
+            for change in out.get(commit.id, ()):
+                if change.relation != "hasChange" or change.target not in graph.nodes:
+                    continue
+                node = graph.nodes[change.target]
+                file = next(
+                    (c.target for c in out.get(node.id, ()) if c.relation == "changedFile"), None
+                )
+                files.append(
+                    [
+                        node.get("path"),
+                        node.get("changeType"),
+                        node.get("linesAdded"),
+                        node.get("linesRemoved"),
+                        node.get("previousPath"),
+                        index.get(file) if file else None,
+                    ]
+                )
+            found["cf"] = sorted(files, key=lambda f: str(f[0]))
+        elif e.relation == "candidateCommit" and (commit := graph.nodes.get(e.target)):
+            candidates.append(_commit_record(commit))
+    if candidates:
+        found["cc"] = candidates
+    return found
+
+
+def _commit_record(commit: Node) -> dict[str, object]:
+    return {
+        "sha": str(commit.get("sha") or ""),
+        "date": str(commit.get("date") or ""),
+        "subject": str(commit.get("title") or ""),
+        "url": str(commit.get("sourceUrl") or ""),
+    }
+
+
 def _style_key(node: Node) -> str:
     if node.kind == "CodeSymbol" and node.get("isExternal") is True:
         return "ExternalSymbol"
@@ -370,8 +431,9 @@ def _shared_code_per_pr(
     counts = {}
     for pr in prs:
         count = 0
+        relations = CHANGED if any(e.relation == "mergedAs" for e in out.get(pr, ())) else NAMED
         for e in out.get(pr, ()):
-            if e.relation in ("touchesFile", "mentionsSymbol"):
+            if e.relation in relations:
                 if (is_shared := shared.get(e.target)) is None:
                     node = graph.nodes.get(e.target)
                     is_shared = shared[e.target] = node is not None and subgraph.is_shared_code(

@@ -62,6 +62,7 @@ class LoadedSource:
     index: SourceIndex
     cached: bool
     seconds: float
+    git_dir: Path | None = None  # the repository, for its history; None for a plain folder
 
     def problems(self) -> list[Problem]:
         """A warning for the files the index left out (their names are not UTF-8)."""
@@ -96,8 +97,9 @@ def load_source(spec: SourceSpec, cache_dir: Path | None) -> LoadedSource:
         if cache.is_file():
             index = SourceIndex.from_json(cache.read_text("utf-8"))
             if index is not None and index.repo == spec.repo:
-                return LoadedSource(spec, index, True, time.perf_counter() - started)
+                seconds = time.perf_counter() - started
+                return LoadedSource(spec, index, True, seconds, checkout.git_dir)
     index = build_index(spec.repo, checkout)
     if cache is not None:
         write_atomic(cache, index.to_json().encode("utf-8"))
-    return LoadedSource(spec, index, False, time.perf_counter() - started)
+    return LoadedSource(spec, index, False, time.perf_counter() - started, checkout.git_dir)

@@ -157,6 +157,93 @@ def _dedupe(definitions: Iterator[Definition]) -> list[Definition]:
     return sorted(best.values(), key=lambda d: (d.line, d.qualname))
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """The lines a class, function or method takes: where a changed line belongs."""
+
+    first: int
+    last: int
+    definition: Definition
+
+
+def definition_spans(path: str, data: bytes) -> list[Span]:
+    """The classes, functions and methods of one file with the lines each spans, in order.
+
+    Python's come from `ast` (decorators included); other languages' end at the brace that
+    closes them, or, without braces, before the next definition. A line inside a method is
+    inside its class too: `innermost` picks the method.
+    """
+    if len(data) > MAX_PARSED_BYTES:
+        return []
+    text = data.decode("utf-8", "replace")
+    lower = path.lower()
+    spans: list[Span] = []
+    if lower.endswith(PYTHON_SUFFIXES):
+        collector = _PythonCollector(path)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                collector.module(ast.parse(text))
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return _lexical_spans(text, _dedupe(_keyword_definitions(path, text)))
+        for d in _dedupe(iter(collector.found)):
+            if d.kind in CALLABLE and (d.qualname, d.line) in collector.spans:
+                first, last = collector.spans[(d.qualname, d.line)]
+                spans.append(Span(first, last, d))
+        return sorted(spans)
+    if lower.endswith(C_SUFFIXES):
+        return _lexical_spans(text, _dedupe(_c_definitions(path, text)))
+    if lower.endswith(OTHER_SUFFIXES):
+        return _lexical_spans(text, _dedupe(_keyword_definitions(path, text)))
+    return []
+
+
+def innermost(spans: list[Span], line: int) -> Definition | None:
+    """The most deeply nested definition whose lines include `line`."""
+    best = None
+    for span in spans:
+        if span.first > line:
+            break
+        if span.last >= line and (best is None or span.first >= best.first):
+            best = span
+    return best.definition if best else None
+
+
+MAX_BODY_CHARS = 400_000  # a brace this far from its opening closes no definition we draw
+
+
+def _lexical_spans(text: str, definitions: list[Definition]) -> list[Span]:
+    callables = sorted((d for d in definitions if d.kind in CALLABLE), key=lambda d: d.line)
+    starts = _line_starts(text)
+    total = len(starts)
+    spans = []
+    for i, d in enumerate(callables):
+        following = callables[i + 1].line - 1 if i + 1 < len(callables) else total
+        last = _closing_line(text, starts, d.line)
+        spans.append(Span(d.line, last if last is not None else max(d.line, following), d))
+    return sorted(spans)
+
+
+def _closing_line(text: str, starts: list[int], line: int) -> int | None:
+    """The line of the `}` that closes the body opened after `line`, if it opens one."""
+    begin = starts[line - 1]
+    rest = text[begin : begin + 400]
+    brace, semicolon = rest.find("{"), rest.find(";")
+    if brace < 0 or (0 <= semicolon < brace):
+        return None
+    depth = 0
+    end = min(len(text), begin + brace + MAX_BODY_CHARS)
+    for at in range(begin + brace, end):
+        char = text[at]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return _line_of(starts, at)
+    return None
+
+
 # --- Python ------------------------------------------------------------------------------------
 
 
@@ -184,6 +271,7 @@ class _PythonCollector:
         self.path = path
         self.found: list[Definition] = []
         self.imports: set[str] = set()
+        self.spans: dict[tuple[str, int], tuple[int, int]] = {}  # (qualname, line) → lines
         package = module_name(path).split(".")
         self.package = package if path.endswith("__init__.py") else package[:-1]
 
@@ -211,6 +299,7 @@ class _PythonCollector:
     def klass(self, node: ast.ClassDef, prefix: str) -> None:
         qualname = prefix + node.name
         self.add(qualname, node.lineno, DefKind.CLASS, _base_names(node))
+        self.spans[(qualname, node.lineno)] = _extent(node)
         for stmt in _flat(node.body):
             self.statement(stmt, qualname, DefKind.FIELD)
 
@@ -219,6 +308,7 @@ class _PythonCollector:
     ) -> None:
         qualname = prefix + node.name
         self.add(qualname, node.lineno, kind)  # the `def` line, not a decorator's
+        self.spans[(qualname, node.lineno)] = _extent(node)
         arguments = [*node.args.posonlyargs, *node.args.args]
         static = any(
             isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
@@ -257,6 +347,12 @@ class _PythonCollector:
         if head:
             self.imports.add(head)
             self.imports.update(f"{head}.{a.name}" for a in stmt.names if a.name != "*")
+
+
+def _extent(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    """The first and last line of a definition, its decorators included."""
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return first, node.end_lineno or node.lineno
 
 
 def _base_names(node: ast.ClassDef) -> tuple[str, ...]:

@@ -1,6 +1,6 @@
 """Split the pattern writers' corpus once, by PR, with the rule of `../prose/split.py`.
 
-    python tests/data/patterns/split.py /work/wt/corpus/c /work/wt/corpus/d
+python tests/data/patterns/split.py /work/wt/corpus/c /work/wt/corpus/d
 """
 
 from __future__ import annotations

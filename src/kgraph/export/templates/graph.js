@@ -101,8 +101,13 @@
   const drawnEdges = data.edges.filter(([, rel]) => drawn.has(rel));
   const edgeStyle = new Array(drawnEdges.length).fill("n");
   const EDGE = { n: { color: "#94a3b8", opacity: 0.6 }, h: { color: "#1e293b", opacity: 1 }, d: { color: "#e2e8f0", opacity: 0.4 } };
+  // With a history read, a line the review only names is dashed; what a commit changed is solid.
+  const namedOnly = (rel) => data.dashNamed && (rel === "touchesFile" || rel === "mentionsSymbol");
   const visEdges = new vis.DataSet(
-    drawnEdges.map(([s, rel, t], j) => ({ id: j, from: s, to: t, title: words(rel), color: EDGE.n })),
+    drawnEdges.map(([s, rel, t], j) => ({
+      id: j, from: s, to: t, color: EDGE.n, dashes: namedOnly(rel),
+      title: words(rel) + (namedOnly(rel) ? " (named in the review, not changed by the PR's commit)" : ""),
+    })),
   );
   // Change coupling between drawn files: wider the more they change together; dotted when
   // the pair changes together less in the last 90 days than before.
@@ -383,6 +388,24 @@
     });
   }
   $("shared-label").textContent = "Shared code (" + sharedCount + ")";
+  if (data.dashNamed) {
+    // The two kinds of code links, as they are drawn.
+    const legend = $("edge-legend");
+    for (const [dash, text] of [["", "changed by the PR's commit"], ["5,4", "named in the review only"]]) {
+      const svg = document.createElementNS(SVG, "svg");
+      svg.setAttribute("width", "28");
+      svg.setAttribute("height", "8");
+      svg.setAttribute("aria-hidden", "true");
+      const line = document.createElementNS(SVG, "line");
+      for (const [k, v] of Object.entries({ x1: 1, y1: 4, x2: 27, y2: 4, stroke: "#475569", "stroke-width": 2 })) line.setAttribute(k, v);
+      if (dash) line.setAttribute("stroke-dasharray", dash);
+      svg.append(line);
+      const item = el("span");
+      item.append(svg, document.createTextNode(" " + text));
+      legend.append(item);
+    }
+    legend.hidden = false;
+  }
 
   // --- details panel -----------------------------------------------------------------------------
   function nodeLink(i, extra) {
@@ -435,7 +458,22 @@
     if (entry.text) frag.append(el("p", entry.text, "text"));
     return frag;
   }
-  const SHOWN_ELSEWHERE = new Set(["title", "number", "url", "readingAdvice", "recommendedFor", "followUp", "prCount", "isExternal", "sourceUrl", "line", "cue", "sha256"]);
+  const SHOWN_ELSEWHERE = new Set(["title", "number", "url", "readingAdvice", "recommendedFor", "followUp", "prCount", "isExternal", "sourceUrl", "line", "cue", "sha256", "mergeBasis"]);
+  function commitLine(c) {
+    // Short sha, date, subject, and a link to the commit.
+    const line = el("div", undefined, "meta commit");
+    line.append(el("code", c.sha.slice(0, 10)), document.createTextNode(" " + (c.date ? c.date + " · " : "") + c.subject + " "));
+    if (c.url) line.append(safeLink(c.url, "commit"));
+    return line;
+  }
+  function changedFile([path, change, added, removed, previous, index]) {
+    const li = index !== null && index !== undefined ? nodeLink(index) : el("li", path);
+    const parts = [];
+    if (added !== null && added !== undefined) parts.push("+" + added + " −" + removed);
+    if (change && change !== "modified") parts.push(change + (previous ? " from " + previous : ""));
+    if (parts.length) li.append(el("span", parts.join(", "), "count"));
+    return li;
+  }
   const ADVICE = { "close-read": "Worth a close read", skim: "Skim" };
 
   function showDetails(i) {
@@ -461,6 +499,15 @@
         for (const e of n.e) box.append(entryBlock(e, E[e].title !== n.l));
       }
       for (const f of attr(i, "followUp")) box.append(el("div", "Follow-up: " + f, "meta"));
+      if (n.m) {
+        const basis = first(i, "mergeBasis");
+        box.append(el("h3", "Merged as" + (basis ? " (found by " + basis + ")" : "")));
+        box.append(commitLine(n.m));
+        section(box, "Changed files (" + (n.cf || []).length + ")", (n.cf || []).map(changedFile));
+      } else if (n.cc) {
+        box.append(el("h3", "Candidate commits (" + n.cc.length + "): none stands out"));
+        for (const c of n.cc) box.append(commitLine(c));
+      }
     } else {
       const count = first(i, "prCount");
       if (count !== undefined) box.append(el("div", "Touched by " + count + " PR" + (count === 1 ? "" : "s") + (shared[i] ? " — shared code" : ""), "meta"));

@@ -1,0 +1,159 @@
+"""Commits in the graph: the commit each reviewed PR was merged as, and what it changed.
+
+For the PRs of a repository whose history `--source` reads, matching (`kgraph.merges`)
+finds the merge commits; this module writes what it found:
+
+- `kg:mergedAs` the `kg:Commit` (sha, date, subject, link) and `kg:mergeBasis`;
+- `kg:changesFile` every file of the commit, under its name at the source's REV when a
+  later commit renamed it, each also a `kg:FileChange` of the commit with its lines added
+  and removed;
+- `kg:changesSymbol` every class, function and method whose lines the diff touches,
+  named as the source index names it at REV when it still exists there;
+- for a PR left unlinked, its `kg:candidateCommit`s instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kgraph.graph import Date, KnowledgeGraph, Node, Value, node_id
+from kgraph.history import History, SymbolChanged, shown_path
+from kgraph.merges import CommitLink, Review, match_commits
+from kgraph.model import Mention
+from kgraph.resolve import Resolution, Resolver, Scope, definition_node, file_node
+
+CHANGE_TYPES = {
+    "A": "added",
+    "M": "modified",
+    "D": "deleted",
+    "R": "renamed",
+    "C": "copied",
+    "T": "type-changed",
+}
+
+
+def add_commits(
+    graph: KnowledgeGraph,
+    reviews: Sequence[Review],
+    repos: Mapping[str, str],
+    histories: Mapping[str, History],
+    resolvers: Mapping[str, Resolver],
+    resolutions: Mapping[str, Mapping[Mention, Resolution]],
+) -> set[str]:
+    """Link each review (of a repository in `histories`; `repos` gives each PR's) to its
+    commit and add what the commit changed; returns the ids of the PRs linked."""
+    linked: set[str] = set()
+    for repo, history in sorted(histories.items()):
+        mine = [r for r in reviews if repos.get(r.id) == repo]
+        if not mine:
+            continue
+        resolver = resolvers[repo]
+        scope = Scope(tuple(repo.split("/")), node_id("repo", *repo.split("/")), resolver)
+        graph.add(Node(scope.repo_id, "Repository", repo))
+        for link in match_commits(mine, history, resolutions):
+            _add_link(graph, link, history, scope)
+            if link.sha is not None:
+                linked.add(link.pr)
+    return linked
+
+
+def _add_link(graph: KnowledgeGraph, link: CommitLink, history: History, scope: Scope) -> None:
+    if link.sha is None:
+        for candidate in link.candidates:
+            graph.link(
+                link.pr, "candidateCommit", _commit_node(graph, history, scope, candidate.sha)
+            )
+        return
+    commit = _commit_node(graph, history, scope, link.sha)
+    pr = graph.nodes[link.pr]
+    graph.add(Node(pr.id, pr.kind, pr.label, (("mergeBasis", link.basis),)))
+    graph.link(link.pr, "mergedAs", commit)
+    change = history.change(link.sha)
+    if change is None:
+        return
+    for f in change.files:
+        at_head, path = shown_path(f.head), shown_path(f.path)
+        file_id = _file(graph, scope, at_head if at_head in scope.resolver.index.file_set else path)
+        graph.link(link.pr, "changesFile", file_id)
+        attrs: list[tuple[str, Value]] = [
+            ("path", path),
+            ("changeType", CHANGE_TYPES.get(f.status, "modified")),
+        ]
+        if f.old_path:
+            attrs.append(("previousPath", shown_path(f.old_path)))
+        if f.added is not None and f.removed is not None:
+            attrs += [("linesAdded", f.added), ("linesRemoved", f.removed)]
+        change_id = graph.add(
+            Node(
+                node_id("change", *scope.segments, link.sha, *path.split("/")),
+                "FileChange",
+                path,
+                tuple(attrs),
+            )
+        )
+        graph.link(commit, "hasChange", change_id)
+        graph.link(change_id, "changedFile", file_id)
+    for symbol in change.symbols:
+        graph.link(link.pr, "changesSymbol", _symbol(graph, scope, symbol))
+
+
+def _commit_node(graph: KnowledgeGraph, history: History, scope: Scope, sha: str) -> str:
+    date, subject = history.describe(sha)
+    return _add_commit(graph, scope, sha, date[:10], subject, "/".join(scope.segments))
+
+
+def _add_commit(
+    graph: KnowledgeGraph, scope: Scope, sha: str, day: str, subject: str, repo: str
+) -> str:
+    attrs: list[tuple[str, Value]] = [
+        ("sha", sha),
+        ("title", subject),
+        ("sourceUrl", f"https://github.com/{repo}/commit/{sha}"),
+    ]
+    if len(day) == 10:
+        attrs.append(("date", Date(day)))
+    cid = graph.add(
+        Node(
+            node_id("commit", *scope.segments, sha), "Commit", f"{sha[:10]} {subject}", tuple(attrs)
+        )
+    )
+    graph.link(cid, "inRepository", scope.repo_id)
+    return cid
+
+
+def _file(graph: KnowledgeGraph, scope: Scope, path: str) -> str:
+    """The file's node: resolved when the checkout at REV has it, else by its path."""
+    if path in scope.resolver.index.file_set:
+        return file_node(graph, scope, path)
+    fid = graph.add(
+        Node(
+            node_id("file", *scope.segments, *path.split("/")),
+            "SourceFile",
+            path,
+            (("path", path),),
+        )
+    )
+    graph.link(fid, "inRepository", scope.repo_id)
+    return fid
+
+
+def _symbol(graph: KnowledgeGraph, scope: Scope, symbol: SymbolChanged) -> str:
+    """The node of a changed definition: the source index's at REV when it is still there
+    (in the file the commit's one became), else one named by the commit's file and name."""
+    at_head = shown_path(symbol.head)
+    name = symbol.qualname.rsplit(".", 1)[-1]
+    for definition in scope.resolver.index.definitions(name):
+        if definition.path == at_head and definition.qualname == symbol.qualname:
+            return definition_node(graph, scope, definition)
+    path = at_head if at_head in scope.resolver.index.file_set else shown_path(symbol.path)
+    sid = graph.add(
+        Node(
+            node_id("symbol", *scope.segments, *path.split("/"), symbol.qualname),
+            "CodeSymbol",
+            symbol.qualname,
+            (("name", name), ("qualifiedName", symbol.qualname), ("isExternal", False)),
+        )
+    )
+    graph.link(sid, "inRepository", scope.repo_id)
+    graph.link(sid, "definedIn", _file(graph, scope, path))
+    return sid
