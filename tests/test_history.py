@@ -454,3 +454,49 @@ def test_history_a_changed_file_whose_name_is_not_utf8_is_shown_not_fatal(tmp_pa
         changed = graph.targets(graph.prs["Fix evict (#5)"], "changesFile")
         assert sorted(f["path"] for f in changed) == ["bad\ufffd.py", "good.py"]
         rdflib.Graph().parse(out / "graph.ttl")
+
+
+def test_history_design_signals_of_the_change_are_evidence_of_their_patterns(tmp_path) -> None:
+    # The review says nothing of validation; the commit adds a check that rejects a bad
+    # port: the PR applies fail-fast validation on the change's evidence, of kind "change".
+    root = tmp_path / "repo"
+    _git(root.parent, "init", "-q", "-b", "main", root.name)
+    _write(root, {"net.py": "def serve(port):\n    return port\n", "tests/test_net.py": ""})
+    _commit(root, "Start", 1)
+    _write(
+        root,
+        {
+            "net.py": "def serve(port):\n    if not 0 < port < 65536:\n"
+            '        raise ValueError(f"bad port {port}")\n    return port\n',
+            "tests/test_net.py": "import pytest\n\n\n"
+            '@pytest.mark.parametrize("port", [0, 65536])\ndef test_bad(port):\n    pass\n',
+        },
+    )
+    sha = _commit(root, "Check the port (#7)", 2)
+    digest = tmp_path / "d.txt"
+    digest.write_text("2026-02-03\nCheck the port (#7)\nSkim. `serve` in `net.py`.\n", "utf-8")
+    out = tmp_path / "out"
+    code, _, stderr = build([str(digest)], out, "--source", f"{REPO}={root}")
+    assert code == 0, stderr
+    graph = Graph(out)
+    pr = graph.prs["Check the port (#7)"]
+    assert [p["notation"] for p in graph.targets(pr, "appliesPattern")] == ["fail-fast-validation"]
+    evidence = sorted(
+        (n for n in graph.nodes.values() if n["kind"] == "ChangeEvidence"), key=lambda n: n["line"]
+    )
+    assert [(e["signal"], e["line"], e["evidenceKind"]) for e in evidence] == [
+        ("guard-raise", 3, "change"),
+        ("parametrize-added", 4, "change"),
+    ]
+    assert evidence[0]["addedLine"] == 'raise ValueError(f"bad port {port}")'
+    assert [c["sha"] for c in graph.targets(evidence[0], "inCommit")] == [sha]
+    assert [f["path"] for f in graph.targets(evidence[1], "inFile")] == ["tests/test_net.py"]
+    # The test matrix is evidence below the threshold: shown, not applied.
+    (matrix,) = graph.targets(evidence[1], "evidenceOf")
+    assert matrix["notation"] == "parametrized-test-matrix"
+    assert evidence[1]["confidence"] < 0.55 <= evidence[0]["confidence"]
+    conforms, _, report = validate(
+        rdflib.Graph().parse(out / "graph.ttl"),
+        shacl_graph=rdflib.Graph().parse(SCHEMAS / "shapes.ttl"),
+    )
+    assert conforms, report

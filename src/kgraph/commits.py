@@ -9,6 +9,10 @@ finds the merge commits; this module writes what it found:
   and removed;
 - `kg:changesSymbol` every class, function and method whose lines the diff touches,
   named as the source index names it at REV when it still exists there;
+- `kg:ChangeEvidence` for each design signal of its diff (`kgraph.history.signals`): the
+  added line that shows it, the pattern it is evidence of and how sure that evidence is;
+  the PR `kg:appliesPattern` that pattern when the evidence reaches `--pattern-threshold`,
+  as a review's own evidence does;
 - for a PR left unlinked, its `kg:candidateCommit`s instead.
 """
 
@@ -16,11 +20,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kgraph.catalog import Knowledge
+from kgraph.design import add_pattern
 from kgraph.graph import Date, KnowledgeGraph, Node, Value, node_id
-from kgraph.history import History, SymbolChanged, shown_path
+from kgraph.history import CommitChange, History, SymbolChanged, shown_path
 from kgraph.merges import CommitLink, Review, match_commits
 from kgraph.model import Mention
 from kgraph.resolve import Resolution, Resolver, Scope, definition_node, file_node
+
+# What each design signal of a diff is evidence of, and how sure: the share of the tune
+# corpora's linked PRs with the signal whose gold has the pattern (`bench/change_signals.py`;
+# base rates 0.07-0.16). Only a guard's `raise` is sure enough to apply its pattern alone
+# at the default threshold (0.55); the others are shown as evidence beside the review's.
+SIGNAL_PATTERNS: Mapping[str, tuple[str, float]] = {
+    "guard-raise": ("fail-fast-validation", 0.64),
+    "parametrize-added": ("parametrized-test-matrix", 0.47),
+    "default-parameter-added": ("backward-compatible-evolution", 0.5),
+    "assert-added": ("invariant-as-assertion", 0.3),
+}
 
 CHANGE_TYPES = {
     "A": "added",
@@ -39,6 +56,7 @@ def add_commits(
     histories: Mapping[str, History],
     resolvers: Mapping[str, Resolver],
     resolutions: Mapping[str, Mapping[Mention, Resolution]],
+    knowledge: Knowledge | None = None,
 ) -> set[str]:
     """Link each review (of a repository in `histories`; `repos` gives each PR's) to its
     commit and add what the commit changed; returns the ids of the PRs linked."""
@@ -51,13 +69,19 @@ def add_commits(
         scope = Scope(tuple(repo.split("/")), node_id("repo", *repo.split("/")), resolver)
         graph.add(Node(scope.repo_id, "Repository", repo))
         for link in match_commits(mine, history, resolutions):
-            _add_link(graph, link, history, scope)
+            _add_link(graph, link, history, scope, knowledge)
             if link.sha is not None:
                 linked.add(link.pr)
     return linked
 
 
-def _add_link(graph: KnowledgeGraph, link: CommitLink, history: History, scope: Scope) -> None:
+def _add_link(
+    graph: KnowledgeGraph,
+    link: CommitLink,
+    history: History,
+    scope: Scope,
+    knowledge: Knowledge | None = None,
+) -> None:
     if link.sha is None:
         for candidate in link.candidates:
             graph.link(
@@ -95,6 +119,45 @@ def _add_link(graph: KnowledgeGraph, link: CommitLink, history: History, scope: 
         graph.link(change_id, "changedFile", file_id)
     for symbol in change.symbols:
         graph.link(link.pr, "changesSymbol", _symbol(graph, scope, symbol))
+    if knowledge is not None:
+        _add_signals(graph, link.pr, commit, link.sha, change, scope, knowledge)
+
+
+def _add_signals(
+    graph: KnowledgeGraph,
+    pr: str,
+    commit: str,
+    sha: str,
+    change: CommitChange,
+    scope: Scope,
+    knowledge: Knowledge,
+) -> None:
+    """The change's design signals as evidence of their patterns (`SIGNAL_PATTERNS`)."""
+    for signal in change.signals:
+        pattern_id, confidence = SIGNAL_PATTERNS.get(signal.kind, ("", 0.0))
+        if not pattern_id or knowledge.pattern(pattern_id) is None:
+            continue  # a catalog without the pattern: no evidence of it
+        pattern = add_pattern(graph, pattern_id, knowledge)
+        path = shown_path(signal.path)
+        evidence = graph.add(
+            Node(
+                node_id("evidence", *scope.segments, sha, *path.split("/"), str(signal.line)),
+                "ChangeEvidence",
+                signal.text,
+                (
+                    ("evidenceKind", "change"),
+                    ("signal", signal.kind),
+                    ("line", signal.line),
+                    ("addedLine", signal.text),
+                    ("confidence", confidence),
+                ),
+            )
+        )
+        graph.link(evidence, "inCommit", commit)
+        graph.link(evidence, "inFile", _file(graph, scope, path))
+        graph.link(evidence, "evidenceOf", pattern)
+        if confidence >= knowledge.pattern_threshold:
+            graph.link(pr, "appliesPattern", pattern)
 
 
 def _commit_node(graph: KnowledgeGraph, history: History, scope: Scope, sha: str) -> str:

@@ -44,7 +44,7 @@ def add_entity(
             )
         )
     if mention.kind is Kind.PATTERN:
-        return _add_pattern(graph, mention.key, knowledge)
+        return add_pattern(graph, mention.key, knowledge)
     if mention.kind is Kind.TOPIC:
         topic = knowledge.topic(mention.key)
         aliases = topic.aliases if topic else ()
@@ -61,7 +61,7 @@ def add_entity(
     return None
 
 
-def _add_pattern(graph: KnowledgeGraph, pattern_id: str, knowledge: Knowledge) -> str:
+def add_pattern(graph: KnowledgeGraph, pattern_id: str, knowledge: Knowledge) -> str:
     pattern = knowledge.pattern(pattern_id)
     attrs: list[tuple[str, Value]] = [("notation", pattern_id)]
     label = pattern_id

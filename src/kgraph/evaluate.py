@@ -248,9 +248,12 @@ def _view(nodes: Nodes, edges: Edges) -> GraphView:
     for source, relation, target in edges:
         out[(source, relation)].append(target)
     mentions_of: dict[str, list[str]] = defaultdict(list)  # entry -> its mentions
+    evidence_of: dict[str, list[str]] = defaultdict(list)  # commit -> its change evidence
     for source, relation, target in edges:
         if relation == "inEntry":
             mentions_of[target].append(source)
+        elif relation == "inCommit":
+            evidence_of[target].append(source)
 
     def first(node: str, name: str) -> str:
         values = nodes.get(node, {}).get(name, [])
@@ -282,8 +285,11 @@ def _view(nodes: Nodes, edges: Edges) -> GraphView:
         pr.values["advice"] = [_text(v) for v in attrs.get("readingAdvice", [])][:1]
         entries = sorted(out[(node_id, "describedBy")])
         notation = {t: first(t, "notation") for t in targets["appliesPattern"]}
-        for mention in (m for e in entries for m in mentions_of[e]):
-            for target in out[(mention, "denotes")]:
+        evidence = [m for e in entries for m in mentions_of[e]] + [
+            x for commit in out[(node_id, "mergedAs")] for x in evidence_of[commit]
+        ]
+        for mention in evidence:  # a review's mentions, and its commit's change evidence
+            for target in out[(mention, "denotes")] + out[(mention, "evidenceOf")]:
                 if target in notation:
                     scores = nodes.get(mention, {}).get("confidence", [])
                     value = max((float(str(v)) for v in scores), default=1.0)

@@ -463,6 +463,7 @@ def link_corpus(
             histories,
             resolvers,
             resolutions,
+            options.knowledge,
         )
     shared = derive_shared_code(graph, options.share_limit, record, changed)
     return Linked(graph, packages, pieces if record else [], prs, book, shared)

@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 CACHE_FOLDER = ".kgraph"
-LINKS_VERSION = 2
+LINKS_VERSION = 3  # bump when what a link stores changes (3: a change's design signals)
 DIFFS_VERSION = 2  # bump when CommitTokens change
 
 

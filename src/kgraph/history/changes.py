@@ -1,5 +1,6 @@
-"""What one commit changed: its files with lines added and removed, and the definitions
-(classes, functions, methods) whose lines its diff touches.
+"""What one commit changed: its files with lines added and removed, the definitions
+(classes, functions, methods) whose lines its diff touches, and the design signals of its
+changed lines (`kgraph.history.signals`).
 
 A removed line belongs to a definition of the file as it was before the commit, an added
 line to one of the file as the commit left it: both versions are read from git and parsed
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from kgraph.history.index import Commit, HistoryIndex
 from kgraph.history.log import FileDiff, MissingObject, read_numstat
+from kgraph.history.signals import Signal, signals_of
 from kgraph.source.definitions import (
     PARSED_SUFFIXES,
     DefKind,
@@ -50,9 +52,11 @@ class SymbolChanged:
 class CommitChange:
     files: tuple[FileChanged, ...]
     symbols: tuple[SymbolChanged, ...]
+    signals: tuple[Signal, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
+            "signals": [s.to_json() for s in self.signals],
             "files": [
                 [f.path, f.status, f.old_path, f.added, f.removed, f.head] for f in self.files
             ],
@@ -70,7 +74,8 @@ class CommitChange:
                 SymbolChanged(p, q, DefKind(k), int(line), side, head)
                 for p, q, k, line, side, head in value["symbols"]
             )
-            return CommitChange(files, symbols)
+            signals = tuple(Signal.from_json(s) for s in value["signals"])
+            return CommitChange(files, symbols, signals)
         except (AssertionError, KeyError, TypeError, ValueError):
             return None
 
@@ -97,7 +102,7 @@ def read_change(
         replace(s, head=index.path_at_head(s.path, at + (s.side == "old")))
         for s in _symbols(git_dir, commit, diffs)
     ]
-    return CommitChange(tuple(sorted(files)), tuple(sorted(symbols)))
+    return CommitChange(tuple(sorted(files)), tuple(sorted(symbols)), signals_of(diffs))
 
 
 def _symbols(git_dir: Path, commit: Commit, diffs: Sequence[FileDiff]) -> Iterator[SymbolChanged]:
