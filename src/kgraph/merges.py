@@ -60,7 +60,7 @@ from kgraph.history.tokens import (
 from kgraph.model import Field, Kind, Mention
 from kgraph.resolve import Resolution, Status, distinctive
 
-MATCH_VERSION = 2  # bump when evidence or scores change: remembered matches are recomputed
+MATCH_VERSION = 3  # bump when evidence or scores change: remembered matches are recomputed
 
 # Weights of the evidence, tuned on the dev corpus (../shared/dev, 22 vLLM PRs).
 NAME_WEIGHT = 1.0  # a name the review writes (its last segment)
@@ -75,6 +75,8 @@ CONTEXT_WEIGHT = 0.8  # the name of the definition a hunk is in (git's hunk head
 SUBJECT_WEIGHT = 1.5  # a name of the review in the commit's subject
 TITLE_SHARE = 0.5  # an English title's words in the subject, against the rest of the evidence
 ANACHRONISM = 0.3  # the score's factor for each name the review uses that a later commit added
+SIZE_EXPONENT = 0.5  # how much a commit's files beyond those the review names weigh against it
+SIZE_SLACK = 2  # files a PR changes besides those its review names, at no cost
 MIN_SHARE = 0.3  # a link explains at least this share of the review's evidence
 MIN_RATIO = 1.3  # …and this many times the next candidate's score
 RESCORED = 5  # the best candidates scored again on their whole diff
@@ -535,9 +537,14 @@ def _score(scale: _Scale, evidence: Evidence, commit: Commit, hits: Mapping[str,
     late += sum(position > p for p in scale.earlier) + sum(position < p for p in scale.later)
     if late:
         score *= ANACHRONISM**late
+    named = 0
     for touching, rare in scale.paths:
         if position in touching:
             score += PATH_WEIGHT * rare
+            named += 1
+    # A review explains the change it describes: a commit of forty files that also holds
+    # the names of a two-line fix is likelier the PR that introduced them.
+    score *= min(1.0, (1 + named + SIZE_SLACK) / (1 + len(commit.changes))) ** SIZE_EXPONENT
     if evidence.words:
         folded = subject.casefold()
         if any(w in folded for w in evidence.words):
