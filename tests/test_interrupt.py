@@ -195,7 +195,7 @@ def test_interrupt_a_killed_writer_process_fails_the_build_at_once(
             continue
         for worker in workers:
             os.kill(worker, signal.SIGKILL)
-        _, stderr = process.communicate(timeout=60)  # raises if the build hangs
+        stderr = _finish(process)
         if process.returncode != 0:
             break
     else:
@@ -204,6 +204,17 @@ def test_interrupt_a_killed_writer_process_fails_the_build_at_once(
     assert "cannot write the outputs: a writer process died (exit code -9)" in stderr
     assert {name: (out / name).read_bytes() for name in NAMES} == old_outputs
     assert _temporary_files(out) == []
+
+
+def _finish(process: subprocess.Popen[str], timeout: float = 60) -> str:
+    """The stderr of a build started by `_start_reading`; a build that hangs fails the test
+    and is killed with its readers, never left behind (one once ran on for 87 minutes)."""
+    try:
+        return process.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail(f"the build hung for {timeout} s")
 
 
 def _start_reading(corpus: Path, out: Path) -> tuple[subprocess.Popen[str], list[int]]:
@@ -234,7 +245,7 @@ def test_interrupt_a_killed_reader_process_leaves_its_digests_to_the_build(
         process, readers = _start_reading(generated_corpus, out)
         if readers:
             os.kill(readers[0], signal.SIGKILL)
-        _, stderr = process.communicate(timeout=60)  # raises if the build hangs
+        stderr = _finish(process)
         if "a reader process died" in stderr:
             break
     else:
@@ -261,7 +272,7 @@ def test_interrupt_while_processes_read_stops_them_with_the_build(
             continue
         process.send_signal(signal.SIGINT)
         signalled = time.monotonic()
-        _, stderr = process.communicate(timeout=60)
+        stderr = _finish(process)
         waited = time.monotonic() - signalled
         if process.returncode != 0:
             break

@@ -155,6 +155,11 @@ def _read_all(
                 except BrokenProcessPool:
                     results = None
                     problems.append(_reader_died(paths, at))
+                    # The executor reaps the pool's workers by waiting for them; one still
+                    # alive may be blocked writing a result nobody reads any more, and it
+                    # leaves SIGTERM to this process: the build hung there forever.
+                    for worker in readers:
+                        worker.kill()
                 else:
                     yield done
                     continue
