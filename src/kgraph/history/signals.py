@@ -40,7 +40,6 @@ _IF = re.compile(r"^\s*(?:el)?if\s.+:\s*(?:#.*)?$")
 _ASSERT = re.compile(r"^\s*assert\s+[^=]")
 _PARAMETRIZE = re.compile(r"^\s*@pytest\.mark\.parametrize\s*\(")
 _DEF = re.compile(r"^(\s*)(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\((.*)$")
-_SIGNATURE_END = re.compile(r"\)\s*(?:->[^:]*)?:\s*(?:#.*)?$")
 _DEFAULTED = re.compile(r"^\s*\*?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 
 
@@ -145,15 +144,27 @@ def _signatures(lines: Mapping[int, str]) -> dict[str, tuple[list[tuple[str, boo
             continue
         parts = [match.group(3)]
         at = number
-        while not _SIGNATURE_END.search(parts[-1]) and at - number < SIGNATURE_REACH:
+        while not _ends_signature(parts[-1]) and at - number < SIGNATURE_REACH:
             at += 1
             if at not in lines:
                 break
             parts.append(lines[at])
-        if not _SIGNATURE_END.search(parts[-1]):
+        if not _ends_signature(parts[-1]):
             continue  # the signature is not all among the changed lines: unknown
         found[match.group(2)] = (_parameters(" ".join(parts)), number)
     return found
+
+
+def _ends_signature(line: str) -> bool:
+    """Does a signature end on this line: `)` then an optional `-> T`, then `:` (and a
+    comment)? Read by hand: a pattern searched for this backtracks on a line of `)`s."""
+    code = line.split("#", 1)[0].rstrip()
+    if not code.endswith(":"):
+        return False
+    head = code[:-1].rstrip()
+    if "->" in head:
+        head = head[: head.rindex("->")].rstrip()
+    return head.endswith(")")
 
 
 def _parameters(signature: str) -> list[tuple[str, bool]]:
