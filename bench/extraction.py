@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from bench.generate import generate
-from kgraph.ingest import read_inputs
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python bench/extraction.py`
+
+from bench.generate import generate  # noqa: E402
+from kgraph.ingest import read_inputs  # noqa: E402
 
 
 def main() -> None:

@@ -38,6 +38,8 @@ URL_LIKE = regex.compile(r"://|^www\.|@", regex.IGNORECASE)
 # The characters of a path segment; a run is cut into paths at the others (`a.py:12`).
 SEGMENT = regex.compile(r"[A-Za-z0-9_.\-]++")
 EXTENSION = regex.compile(r"[A-Za-z][A-Za-z0-9]{0,9}")
+# Where a run is cut into pieces that may each be a path (`a.py:12`, `x.py@main`).
+PIECE_BREAK = regex.compile(r"[:@~+]")
 TOP_LEVEL_DOMAINS = frozenset(
     "com org net io ai dev app co edu gov cn uk de fr jp ru info me tech cloud so sh".split()
 )
@@ -75,8 +77,8 @@ def _bare(text: str, field: Field, repo: str | None) -> Iterator[Mention]:
     for run in RUN.finditer(masked):
         start, end = run.span()
         word = run.group(0)
-        if URL_LIKE.search(word):
-            continue
+        if "." not in word or URL_LIKE.search(word):
+            continue  # a path's last segment has an extension: without a dot, no path
         for at, name in _paths(word, start):
             if _domain(name) or NAMED_LIKE_FILES.match(name):
                 continue
@@ -113,7 +115,7 @@ def _paths(run: str, offset: int) -> Iterator[tuple[int, str]]:
     """The pieces of a run shaped like a file path, with their offsets: segments of name
     characters split by `/`, the last with an extension of letters (`a/b.py`, `x.cu`)."""
     at = 0
-    for piece in regex.split(r"[:@~+]", run):
+    for piece in PIECE_BREAK.split(run):
         start = at
         at += len(piece) + 1
         name = piece.rstrip(".-")

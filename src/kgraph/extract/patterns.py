@@ -159,7 +159,7 @@ def _concept_evidence(
     stopped: list[str],
 ) -> dict[str, list[Evidence]]:
     """Combinations whose concepts all occur in one sentence (or in the whole title)."""
-    if not knowledge.combinations:
+    if not knowledge.combinations or not _combination_possible(text, knowledge):
         return {}
     hits = [h for h in find_concepts(text, knowledge, stopped) if not _inside(h.start, suggested)]
     if not hits:
@@ -192,6 +192,15 @@ def _concept_evidence(
             shown_by = combination.name
             evidence[combination.pattern].append((start, end, shown_by, round(weight, 2)))
     return evidence
+
+
+def _combination_possible(text: str, knowledge: Knowledge) -> bool:
+    """Whether the concepts whose cues may match the text (`kgraph.cues`, a superset) hold
+    some combination: when none, running the concept cues cannot show a pattern (a third
+    of the texts of the generated corpus)."""
+    cue_concept = knowledge.concept_cues
+    possible = {cue_concept[i][0] for i in knowledge.concept_gate.candidates(text)}
+    return any(possible.issuperset(c.concepts) for c in knowledge.combinations)
 
 
 def _clauses_of(
