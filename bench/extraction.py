@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # `python bench/extraction.py`
 
-from bench.generate import generate  # noqa: E402
-from kgraph.ingest import read_inputs  # noqa: E402
+from bench.generate import generate
+from kgraph.ingest import read_inputs
 
 
 def main() -> None:

@@ -75,7 +75,10 @@ def build_size(target: int, folder: Path) -> tuple[Path, int]:
     prs = max(10, round(target / NODES_PER_PR))
     for _ in range(3):
         write_corpus(folder, prs)
-        result = run([str(folder / "reviews.jsonl")], folder / "out", BuildOptions())
+        # A clean build each time: after a build that relinked from the last one's link
+        # store, `result.graph` reads that store, which `run` has closed.
+        options = BuildOptions(cache=False)
+        result = run([str(folder / "reviews.jsonl")], folder / "out", options)
         drawn = sum(1 for n in result.graph.nodes.values() if n.kind in DRAWN_KINDS)
         if abs(drawn - target) <= target * 0.03:
             break
