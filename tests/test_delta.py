@@ -329,3 +329,26 @@ def test_delta_page_is_the_clean_builds_page(tmp_path) -> None:
     _build([str(digests)], tmp_path / "clean", "--no-cache")
     for name in (*OUTPUTS, "graph.html"):
         assert (out / name).read_bytes() == (tmp_path / "clean" / name).read_bytes(), name
+
+
+def test_delta_a_relinked_graph_is_readable_after_the_build(tmp_path) -> None:
+    # The summary of a relinked build with --source counts the mentions' resolutions from
+    # the graph, which reads the last build's store: the build once closed the store first
+    # and ended in "cannot write the output: Bad file descriptor"; an API caller reading
+    # `result.graph` met the same error.
+    import kgraph
+
+    source, digests = tmp_path / "src", tmp_path / "d"
+    source.mkdir()
+    digests.mkdir()
+    (source / "lru.py").write_text("def evict():\n    pass\n", "utf-8")
+    (digests / "a.txt").write_text("2026-01-01\nFix evict\nChanged `evict()` in `lru.py`.\n")
+    out = tmp_path / "out"
+    build([digests], out, "--source", f"o/r={source}")
+    (digests / "b.txt").write_text("2026-01-02\nTidy evict\nRenamed a local in `evict()`.\n")
+    stdout = build([digests], out, "--source", f"o/r={source}")
+    assert relinked(stdout) is not None and "mentions 2 resolved" in stdout
+    (digests / "c.txt").write_text("2026-01-03\nDoc evict\nDocumented `evict()`.\n")
+    built = kgraph.build(digests, out, sources=[f"o/r={source}"])
+    assert built.exit_code == 0
+    assert sum(n.kind == "PullRequest" for n in built.result.graph.nodes.values()) == 3

@@ -10,6 +10,7 @@ import gc
 import hashlib
 import json
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -455,7 +456,7 @@ def _run(
             linked.graph, read.digests(), read.read, read.skipped, problems, [], seconds,
             loaded, read.cached, 0, stages, passed=read.corpus.passed, histories=histories,
         )  # fmt: skip
-    graph: GraphView
+    graph: GraphView = KnowledgeGraph()  # until linked or read from the store
     try:
         if relinked is not None:
             assert previous is not None and store is not None
@@ -485,7 +486,9 @@ def _run(
             store.discard()
     finally:
         progress.clear()
-        if previous is not None:
+        # A graph read from the last build's store reads it on demand after the build (the
+        # summary, an API caller): the store closes with that graph, not here.
+        if previous is not None and not (relinked is not None and isinstance(graph, StoredGraph)):
             previous.close()
     finished = time.perf_counter()
     stages["write"] = finished - built
@@ -629,6 +632,7 @@ def _relinked_export(
         store.discard()
         fingerprints = linkstore.spliced_fingerprints(previous, splice, changed)
     graph = StoredGraph(previous, splice.ids, changed, state["counts"], state["edges"])
+    weakref.finalize(graph, previous.close)
     last = reuse.load(out_dir, options.base)
     export = ExportInput(
         graph,
