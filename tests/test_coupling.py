@@ -214,7 +214,7 @@ def built(history: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("coupled-out")
     code, stdout, stderr = build([str(digests)], out, "--source", f"{REPO}={history.parent}")
     assert code == 0, stderr
-    assert "coupling: 2 pairs over 16 changes (1 too large), 1 renames followed, log read" in stdout
+    assert "coupling: 2 pairs over 16 changes (1 too large), 1 renames followed, counted" in stdout
     return out
 
 
@@ -269,7 +269,10 @@ def test_coupling_second_build_reads_the_pairs_from_the_cache(built: Path, histo
     code, stdout, _ = build(
         [str(digests)], built, "--source", f"{REPO}={history.parent}", "--no-renames"
     )
-    assert code == 0 and "coupling: 1 pairs over 16 changes" in stdout and "log cached" in stdout
+    assert (
+        code == 0
+        and "coupling: 1 pairs over 16 changes (1 too large), no renames, counted" in stdout
+    )
     assert list(couplings(built)) == [("a.py", "b.py")]
 
 
@@ -289,6 +292,11 @@ def test_coupling_options_reach_the_build(built: Path, history: Path, tmp_path: 
     assert code == 2 and "--history-since" in stderr and "YYYY-MM-DD" in stderr
     code, _, _ = build([str(digests)], tmp_path, "--source", spec, "--no-coupling")
     assert code == 0 and couplings(tmp_path) == {}
+    # coupling is counted over the history: --no-history reads none, so counts none
+    fresh = tmp_path / "no-history"
+    code, stdout, _ = build([str(digests)], fresh, "--source", spec, "--no-history")
+    assert code == 0 and couplings(fresh) == {} and "coupling:" not in stdout
+    assert not list(fresh.glob(".kgraph/coupling-*")) and not list(fresh.glob(".kgraph/history-*"))
 
 
 def test_coupling_csv_equals_the_independent_code_maat_script(

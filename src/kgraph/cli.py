@@ -205,7 +205,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option(
     "--no-history",
     is_flag=True,
-    help="Read --source git repositories at REV only, not their history: no commit links.",
+    help="Read --source git repositories at REV only, not their history: no commit links, "
+    "and no coupling (coupling is counted over the history).",
 )
 @click.option(
     "--history-since",
@@ -254,7 +255,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
     show_default=True,
     help="Leave out changes of more files than this from coupling (code-maat's -s).",
 )
-@click.option("--no-coupling", is_flag=True, help="Read no history: no kg:Coupling between files.")
+@click.option(
+    "--no-coupling",
+    is_flag=True,
+    help="Count no coupling: no kg:Coupling between files (the history is still read for "
+    "commit links).",
+)
 @click.option("--strict", is_flag=True, help="Exit 1 on any warning, not only on lost entries.")
 @click.option(
     "--report",

@@ -28,9 +28,9 @@ from kgraph.export.rdf import Subjects
 from kgraph.graph import GraphView, KnowledgeGraph
 from kgraph.graph import node_id as make_node_id
 from kgraph.history import History, open_history
-from kgraph.history.changesets import ChangesetError
 from kgraph.history.coupling import CouplingOptions
 from kgraph.history.load import LoadedCoupling, load_coupling
+from kgraph.history.log import HistoryError
 from kgraph.ingest import LINK, OUTPUT, Passed, display_name
 from kgraph.interrupt import checkpoint
 from kgraph.link import ExtractedEntry, Linked, LinkOptions, link_corpus
@@ -40,7 +40,6 @@ from kgraph.progress import Progress
 from kgraph.recognize import settle_bare_names
 from kgraph.resolve import Resolver
 from kgraph.source import LoadedSource, SourceError, SourceIndex, SourceSpec, load_source
-from kgraph.source.checkout import open_checkout
 from kgraph.vocab import DEFAULT_BASE
 
 
@@ -412,7 +411,7 @@ def _run(
     checkpoint()
     linking = time.perf_counter()
     resolvers = {s.index.repo: Resolver(s.index) for s in loaded}
-    couplings = _couple(loaded, cached_in, options.coupling)
+    couplings = _couple(loaded, histories, cached_in, options.coupling)
     relinked = None
     refused = None  # why the last build's link store could not be used
     if previous is not None:
@@ -514,22 +513,24 @@ def _run(
 
 
 def _couple(
-    loaded: Sequence[LoadedSource], cache_dir: Path | None, options: CouplingOptions | None
+    loaded: Sequence[LoadedSource],
+    histories: Sequence[History],
+    cache_dir: Path | None,
+    options: CouplingOptions | None,
 ) -> list[tuple[LoadedSource, LoadedCoupling]]:
-    """The coupling of every git source (a plain folder has no history)."""
+    """The coupling of every source whose history is read (a plain folder has none, and
+    `--no-history` reads none): counted over the history's own log index, so that coupling
+    reads no log of its own."""
     if options is None:
         return []
+    by_repo = {h.repo: h for h in histories}
     found = []
     for source in loaded:
-        checkout = open_checkout(source.spec.path, source.spec.rev)
-        if checkout.git_dir is not None and checkout.commit:
+        if (history := by_repo.get(source.spec.repo)) is not None:
             try:
-                coupling = load_coupling(
-                    source.index.repo, checkout.git_dir, checkout.commit, cache_dir, options
-                )
-            except ChangesetError as error:
+                found.append((source, load_coupling(history, cache_dir, options)))
+            except HistoryError as error:
                 raise SourceError(f"{source.spec.path}: {error}") from error
-            found.append((source, coupling))
     return found
 
 

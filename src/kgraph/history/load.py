@@ -1,14 +1,10 @@
 """The coupling of one git `--source`, as a build reads it: cached by repository and commit.
 
-Two files in `OUT/.kgraph/`:
-
-- `changesets-OWNER-REPO-COMMIT.json`: the first-parent log's changed file names up to
-  COMMIT, read once per commit (the log is what takes time: two seconds on vLLM);
-- `coupling-OWNER-REPO-COMMIT-OPTIONS.json`: the pairs those options keep and each file's
-  revisions, so that a build at the same commit with the same options reads neither git
-  nor the changesets.
-
-A damaged or older cache file is read again from git, never trusted.
+The changes come from the source's `History` (its log index, itself cached by repository
+and commit). The pairs a set of options keeps, with each file's revisions, are kept in
+`OUT/.kgraph/coupling-OWNER-REPO-COMMIT-OPTIONS.json`, so that a build at the same commit
+with the same options neither loads the log index nor counts again. A damaged or older
+cache file is counted again, never trusted.
 """
 
 from __future__ import annotations
@@ -19,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kgraph.atomic import write_atomic
-from kgraph.history.changesets import CHANGESETS_VERSION, Changeset, read_changesets
+from kgraph.history import History
+from kgraph.history.changesets import changesets_of
 from kgraph.history.coupling import Coupling, CouplingOptions, CouplingResult, couple
 
 CACHE_FOLDER = ".kgraph"
@@ -35,7 +32,7 @@ class LoadedCoupling:
     result: CouplingResult
     cached: bool  # the pairs came from the cache
     seconds: float
-    how: str = ""  # "pairs cached", "log cached" or "log read"
+    how: str = ""  # "pairs cached" or "counted"
 
     def summary(self) -> str:
         r = self.result
@@ -47,48 +44,20 @@ class LoadedCoupling:
 
 
 def load_coupling(
-    repo: str, git_dir: Path, commit: str, cache_dir: Path | None, options: CouplingOptions
+    history: History, cache_dir: Path | None, options: CouplingOptions
 ) -> LoadedCoupling:
     started = time.perf_counter()
+    repo, commit = history.repo, history.commit
     safe = repo.replace("/", "-")
     folder = cache_dir / CACHE_FOLDER if cache_dir is not None else None
     pairs_path = folder / f"coupling-{safe}-{commit}-{options.key()}.json" if folder else None
-    log_path = folder / f"changesets-{safe}-{commit}.json" if folder else None
     if (found := _read_result(pairs_path, repo, commit, options)) is not None:
-        return LoadedCoupling(
-            repo, commit, found, True, time.perf_counter() - started, "pairs cached"
-        )
-    changesets = _read_changesets(log_path, repo, commit)
-    how = "log cached"
-    if changesets is None:
-        changesets = read_changesets(git_dir, commit)
-        how = "log read"
-        if log_path is not None:
-            document = {
-                "kgraphChangesets": CHANGESETS_VERSION,
-                "repo": repo,
-                "commit": commit,
-                "changesets": [c.to_json() for c in changesets],
-            }
-            write_atomic(log_path, _dumps(document), durable=False)
-    result = couple(changesets, options)
+        seconds = time.perf_counter() - started
+        return LoadedCoupling(repo, commit, found, True, seconds, "pairs cached")
+    result = couple(changesets_of(history.index), options)
     if pairs_path is not None:
         write_atomic(pairs_path, _dumps(_result_json(repo, commit, result)), durable=False)
-    return LoadedCoupling(repo, commit, result, False, time.perf_counter() - started, how)
-
-
-def _read_changesets(path: Path | None, repo: str, commit: str) -> list[Changeset] | None:
-    document = _read_json(path)
-    if (document.get("kgraphChangesets"), document.get("repo"), document.get("commit")) != (
-        CHANGESETS_VERSION,
-        repo,
-        commit,
-    ):
-        return None
-    try:
-        return [Changeset.from_json(c) for c in document["changesets"]]
-    except (KeyError, TypeError, ValueError):
-        return None
+    return LoadedCoupling(repo, commit, result, False, time.perf_counter() - started, "counted")
 
 
 def _result_json(repo: str, commit: str, result: CouplingResult) -> dict[str, object]:
