@@ -317,7 +317,8 @@ def build(
     stdin. `sources` are `OWNER/REPO=PATH[@REV]` checkouts to resolve mentions against;
     with `history`, a git source's history up to REV is read too, and each of its PRs is
     linked to the commit that merged it (`kgraph.commits`); `coupling` says how to count
-    the change coupling of a git source's history (None: not at all).
+    the change coupling of a git source's history (None: not at all), counted over the
+    history `history` reads (without it, there is none).
     `report` is a JSON file of every problem; `progress` a stream for a progress line; a
     build into a folder another build is writing waits for it, after calling `waiting`.
     Bad input is not an exception: the build skips it and says so in `.problems`, and
