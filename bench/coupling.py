@@ -118,6 +118,8 @@ def main(argv: list[str]) -> None:
             rounds["counted"].append(timed(*build))  # the log index cached, the pairs not
             rounds["cached"].append(timed(*build))
         m = {k: statistics.median(v) for k, v in rounds.items()}
+        for name, runs in rounds.items():  # the machine is noisy: the runs behind each median
+            print(f"runs {name}: {', '.join(f'{r:.2f}' for r in runs)}")
         print(f"first build with history, --no-coupling: {m['cold-']:.2f}s")
         print(
             f"first build with history and coupling: {m['cold+']:.2f}s "
