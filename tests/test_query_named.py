@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import DATA, DEV, SEEDS, build
-from kgraph import query
+from kgraph import evaluate, query
 from kgraph.cli import cli
 from kgraph.results import Solutions
 
@@ -140,9 +140,10 @@ EXPECTED: list[tuple[str, dict[str, str], list[tuple[str | None, ...]]]] = [
         "patterns",
         {},
         [
-            ("2", "lazy-invalidation", "Lazy invalidation", B, "evicts lazily"),
-            ("2", "lazy-invalidation", "Lazy invalidation", A, "invalidated lazily"),
-            ("1", "decoupling", "Decoupling", C, "解耦"),
+            # the fixture's mentions predate kg:confidence: no confidence, no kind
+            ("2", "lazy-invalidation", "Lazy invalidation", B, "evicts lazily", None, None),
+            ("2", "lazy-invalidation", "Lazy invalidation", A, "invalidated lazily", None, None),
+            ("1", "decoupling", "Decoupling", C, "解耦", None, None),
         ],
     ),
     (
@@ -415,3 +416,22 @@ def test_query_named_hotspots_count_the_prs_of_every_entity(seeds_dev_out) -> No
     assert Counter((r[0], r[2]) for r in found) == expected
     counts = [int(str(r[0])) for r in found]
     assert counts == sorted(counts, reverse=True)
+
+
+def test_query_named_patterns_shows_each_pattern_confidence_and_evidence_kind(seeds_out) -> None:
+    """Every row of a real build says how sure its evidence is and that it comes from the
+    review's text; the confidence is the best of the PR's mentions in the JSON export."""
+    result = CliRunner().invoke(
+        cli,
+        ["query", str(seeds_out), "--name", "patterns", "--format", "csv"],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stderr
+    table = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert table and {row["kind"] for row in table} == {"text"}
+    assert all(0.0 < float(row["confidence"]) <= 1.0 for row in table)
+    view = evaluate.read_graph(seeds_out)
+    by_title = {pr.title: pr for pr in view.prs}
+    for row in table:
+        best = by_title[row["title"]].pattern_confidence[row["pattern"]]
+        assert float(row["confidence"]) == pytest.approx(best)

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Iterable
 
 from kgraph.catalog import Knowledge
-from kgraph.extract.patterns import confidence_of
+from kgraph.extract.patterns import confidence_of, evidence_kind_of
 from kgraph.graph import KnowledgeGraph, Node, Value, node_id
 from kgraph.model import Kind, Mention
 
@@ -105,13 +105,16 @@ def mention_suffix(mention: Mention) -> str:
 
 def mention_attributes(mention: Mention) -> tuple[tuple[str, Value], ...]:
     """What a mention node says beyond its span: the role a review gives a person, how a
-    code name was recognised, how sure a pattern's evidence is."""
+    code name was recognised, how sure a pattern's evidence is and where it comes from."""
     if mention.kind is Kind.PERSON and mention.detail:
         return (("role", mention.detail),)
     if mention.kind in CODE_KINDS:
         return (("recognizedBy", recognized_by(mention)),)
     if mention.kind is Kind.PATTERN:
-        return (("confidence", confidence_of(mention)),)
+        return (
+            ("confidence", confidence_of(mention)),
+            ("evidenceKind", evidence_kind_of(mention)),
+        )
     return ()
 
 

@@ -168,6 +168,7 @@ def page_data(
         and (drawn(e) or e.relation not in NAMED)
     ]
     repository, entries_of, entries = _provenance(graph, out, index)
+    pattern_evidence = _pattern_evidence(graph, out, index)
     shared_touched = _shared_code_per_pr(graph, out, prs)
     risks = review_risks(graph) if coupled else {}
     nodes = []
@@ -189,6 +190,8 @@ def page_data(
             record["e"] = found
         if node.kind == "PullRequest":
             record["sc"] = shared_touched.get(node_id, 0)
+            if evidence := pattern_evidence.get(node_id):
+                record["pe"] = evidence
             if found_risks := risks.get(node_id):
                 record["rk"] = [
                     [_path(graph, r.partner), _path(graph, r.changed), r.degree]
@@ -278,6 +281,43 @@ def _provenance(
     }
     records = [_entry_record(graph, e, _last(out, e, "partOf"), pr_of.get(e)) for e in ordered]
     return repository, entries_of, records
+
+
+def _pattern_evidence(
+    graph: KnowledgeGraph, out: Mapping[str, Sequence[Edge]], index: Mapping[str, int]
+) -> dict[str, list[list[object]]]:
+    """For each drawn PR, each drawn pattern it applies, in index order: [the pattern's
+    index, the best kg:confidence of the PR's mentions of it, their kg:evidenceKind values
+    ("text", "change"), sorted]."""
+    pr_of = {
+        e.target: node_id
+        for node_id in index
+        if graph.nodes[node_id].kind == "PullRequest"
+        for e in out.get(node_id, ())
+        if e.relation == "describedBy"
+    }
+    found: dict[str, dict[int, tuple[float, set[str]]]] = defaultdict(dict)
+    for node_id, edges in out.items():
+        node = graph.nodes.get(node_id)
+        if node is None or node.kind != "Mention" or node.get("confidence") is None:
+            continue
+        target = entry = ""
+        for e in edges:
+            if e.relation == "denotes":
+                target = e.target
+            elif e.relation == "inEntry":
+                entry = e.target
+        pr = pr_of.get(entry)
+        if pr is None or target not in index or graph.nodes[target].kind != "DesignPattern":
+            continue
+        confidence = float(str(node.get("confidence")))
+        best, kinds = found[pr].get(index[target], (0.0, set()))
+        kinds.add(str(node.get("evidenceKind") or "text"))
+        found[pr][index[target]] = (max(best, confidence), kinds)
+    return {
+        pr: [[i, c, sorted(k)] for i, (c, k) in sorted(patterns.items())]
+        for pr, patterns in found.items()
+    }
 
 
 _NAMED_RELATIONS = frozenset({"touchesFile", "mentionsSymbol", "references"})

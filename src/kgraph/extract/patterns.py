@@ -54,6 +54,19 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
     return sorted(mentions)
 
 
+# Where a pattern's evidence comes from (kg:evidenceKind on its mention): the review's own
+# words, or the change it reviews (a `raise` added where input enters, a new `parametrize`
+# table). Every mention made here is "text"; evidence read from a commit's diff is "change",
+# and says so in its detail (`"0.70 change:raise-added"`).
+EVIDENCE_KINDS = ("text", "change")
+
+
+def evidence_kind_of(mention: Mention) -> str:
+    """Which of `EVIDENCE_KINDS` a pattern mention's evidence is."""
+    shown_by = mention.detail.partition(" ")[2]
+    return "change" if shown_by.startswith("change:") else "text"
+
+
 def confidence_of(mention: Mention) -> float:
     """The confidence a pattern mention's `detail` records."""
     head = mention.detail.partition(" ")[0]

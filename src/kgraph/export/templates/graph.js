@@ -550,7 +550,8 @@
       section(box, heading + " (" + unique.length + ")", unique.map((o) => {
         const count = first(o, "prCount");
         const rejected = attr(o, "rejectedAlternative");
-        const extra = isCode(o) && count > 1 ? "shared by " + count + " PRs" : rejected.length ? "rather than " + rejected.join("; ") : "";
+        const evidence = patternEvidence(i, o);
+        const extra = evidence || (isCode(o) && count > 1 ? "shared by " + count + " PRs" : rejected.length ? "rather than " + rejected.join("; ") : "");
         const li = nodeLink(o, extra);
         if (!isPR(i) && isPR(o)) {
           for (const e of n.e || []) if (E[e].pr === o) li.append(el("span", E[e].source + ":" + E[e].line, "sub"));
@@ -576,6 +577,15 @@
       box.append(el("h3", "Properties"));
       box.append(dl);
     }
+  }
+  // How sure a PR's evidence of a pattern is, and where it comes from, between a PR and
+  // a pattern either way round: "confidence 0.85 · review text".
+  const EVIDENCE = { text: "review text", change: "change" };
+  function patternEvidence(i, o) {
+    const [pr, pattern] = isPR(i) ? [i, o] : [o, i];
+    const found = isPR(pr) && N[pr].pe ? N[pr].pe.find((p) => p[0] === pattern) : undefined;
+    if (!found) return "";
+    return "confidence " + Number(found[1]).toFixed(2) + " · " + found[2].map((k) => EVIDENCE[k] || k).join(" + ");
   }
   function sourceLocation(i) {
     const line = first(i, "line");
