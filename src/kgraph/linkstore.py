@@ -30,6 +30,7 @@ import hashlib
 import json
 import marshal
 import os
+import weakref
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -450,15 +451,15 @@ class StoredGraph:
         self.records = records
         self._counts = dict(counts)
         self._edges = edges
-        self.nodes: Mapping[str, Node] = _Nodes(self)
-        self._out: Mapping[str, list[Edge]] = _OutEdges(self)
+        # The views share a reader and not this graph: no reference cycle, so the graph,
+        # and with its reader the store's file (`Previous.close`), go when the last user
+        # lets go (a build freezes what it made away from the cycle collector).
+        reader = _Reader(previous, records, ids)
+        weakref.finalize(reader, previous.close)
+        self.record = reader.record
+        self.nodes: Mapping[str, Node] = _Nodes(reader)
+        self._out: Mapping[str, list[Edge]] = _OutEdges(reader)
         self._whole: KnowledgeGraph | None = None
-
-    def record(self, node_id: str) -> Record | None:
-        found = self.records.get(node_id)
-        if found is None:
-            found = self.previous.record(node_id)
-        return found
 
     def out_edges(self) -> Mapping[str, list[Edge]]:
         return self._out
@@ -486,8 +487,23 @@ class StoredGraph:
         return self._whole
 
 
+class _Reader:
+    """A stored graph's records: this build's own, else the last build's store's."""
+
+    def __init__(self, previous: Previous, records: Mapping[str, Record], ids: Sequence[str]):
+        self.previous = previous
+        self.records = records
+        self.ids = ids
+
+    def record(self, node_id: str) -> Record | None:
+        found = self.records.get(node_id)
+        if found is None:
+            found = self.previous.record(node_id)
+        return found
+
+
 class _Nodes(Mapping[str, Node]):
-    def __init__(self, graph: StoredGraph) -> None:
+    def __init__(self, graph: _Reader) -> None:
         self.graph = graph
 
     def __getitem__(self, node_id: str) -> Node:
@@ -504,7 +520,7 @@ class _Nodes(Mapping[str, Node]):
 
 
 class _OutEdges(Mapping[str, list[Edge]]):
-    def __init__(self, graph: StoredGraph) -> None:
+    def __init__(self, graph: _Reader) -> None:
         self.graph = graph
 
     def __getitem__(self, node_id: str) -> list[Edge]:

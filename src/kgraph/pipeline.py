@@ -10,7 +10,6 @@ import gc
 import hashlib
 import json
 import time
-import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -633,7 +632,6 @@ def _relinked_export(
         store.discard()
         fingerprints = linkstore.spliced_fingerprints(previous, splice, changed)
     graph = StoredGraph(previous, splice.ids, changed, state["counts"], state["edges"])
-    weakref.finalize(graph, previous.close)
     last = reuse.load(out_dir, options.base)
     export = ExportInput(
         graph,
