@@ -205,6 +205,13 @@ def test_query_named_coupling_rows_on_the_fixture(coupling_out) -> None:
     assert rows(coupling_out, "coupling") == COUPLING_ROWS
 
 
+def test_query_named_function_coupling_rows_on_the_fixture(coupling_out) -> None:
+    assert rows(coupling_out, "function-coupling") == [
+        ("kv/a.py#Table.load", "z.py#load", "92", "7"),  # given z.py first: entity sorts first
+        ("kv/a.py#Table.load", "kv/c.py#helper", "90", "6"),
+    ]
+
+
 def test_query_named_review_risks_on_the_fixture(coupling_out) -> None:
     # 201: b.py (62 % with a.py); z.py is coupled at 40 % only. 202 changed a.py and b.py
     # and names c.py: nothing. 203 names a symbol c.py defines: nothing. 204: a.py and
@@ -323,6 +330,7 @@ def test_query_named_expected_rows_with_commits(history_out, name, params, expec
 def test_query_named_every_shipped_query_has_expected_rows() -> None:
     tested = {name for name, _, rows_ in [*EXPECTED, *EXPECTED_HISTORY] if rows_} | {
         "coupling",
+        "function-coupling",
         "review-risks",
     }
     assert tested == set(query.named_queries())

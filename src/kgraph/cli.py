@@ -256,6 +256,19 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Leave out changes of more files than this from coupling (code-maat's -s).",
 )
 @click.option(
+    "--function-coupling",
+    is_flag=True,
+    help="Count the coupling of functions too, in files with --function-coupling-min-revs "
+    "revisions or more: it reads those files' diffs (vLLM's history: about 15 s, cached).",
+)
+@click.option(
+    "--function-coupling-min-revs",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="Count the functions of files that changed at least this often.",
+)
+@click.option(
     "--no-coupling",
     is_flag=True,
     help="Count no coupling: no kg:Coupling between files (the history is still read for "
@@ -305,6 +318,8 @@ def build(
     coupling_min_degree: int,
     coupling_max_degree: int,
     coupling_max_changeset_size: int,
+    function_coupling: bool,
+    function_coupling_min_revs: int,
     no_coupling: bool,
     no_history: bool,
     strict: bool,
@@ -343,6 +358,8 @@ def build(
             max_changeset_size=coupling_max_changeset_size,
             follow_renames=not no_renames,
             since=history_since,
+            functions=function_coupling,
+            function_min_revs=function_coupling_min_revs,
         ),
         history=not no_history,
         strict=strict,

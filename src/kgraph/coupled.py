@@ -1,10 +1,14 @@
-"""Change coupling in the graph: one `kg:Coupling` node per kept pair of files.
+"""Change coupling in the graph: one `kg:Coupling` node per kept pair of files, and, when
+asked for, per kept pair of functions.
 
 The history (`kgraph.history.coupling`) knows files by path; here they become the same
 `kg:SourceFile` nodes the reviews' mentions resolve to (`file/OWNER/REPO/PATH`), so a
 query can walk from a PR to the files it touched and on to their partners. A file that
 exists at the source's commit is linked to it as a resolved mention would be; one that the
-history only remembers (deleted since) is a plain path.
+history only remembers (deleted since) is a plain path. A function
+(`kgraph.history.functions`) is the `kg:CodeSymbol` of its definition at the source's
+commit when its file defines exactly one of that name, and otherwise a symbol named by its
+file and name.
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from dataclasses import dataclass
 
 from kgraph.graph import KnowledgeGraph, Node, Value, node_id
 from kgraph.history import shown_path
-from kgraph.history.coupling import CouplingResult
-from kgraph.resolve import Resolver, Scope, file_node
+from kgraph.history.coupling import Coupling, CouplingResult
+from kgraph.history.functions import split_unit
+from kgraph.resolve import Resolver, Scope, definition_node, file_node
+from kgraph.source.definitions import DefKind
 from kgraph.source.index import SourceIndex
 
 
@@ -32,44 +38,110 @@ def add_coupling(graph: KnowledgeGraph, index: SourceIndex, result: CouplingResu
         if (found := files.get(name)) is not None:
             return found
         path = shown_path(name)
-        if path in index.file_set:
-            fid = file_node(graph, scope, path)
-        else:
-            fid = graph.add(
-                Node(
-                    node_id("file", *segments, *path.split("/")),
-                    "SourceFile",
-                    path,
-                    (("path", path),),
-                )
-            )
-            graph.link(fid, "inRepository", repo_id)
+        fid = _file(graph, scope, path)
         revisions = result.revisions.get(name, 0)
         graph.add(Node(fid, "SourceFile", path, (("path", path), ("revisions", revisions))))
         files[name] = fid
         return fid
 
     for pair in result.pairs:
-        digest = hashlib.sha256(f"{pair.entity}\0{pair.coupled}".encode("utf-8", "surrogatepass"))
-        attrs: list[tuple[str, Value]] = [
-            ("degree", pair.degree),
-            ("sharedRevisions", pair.shared_revisions),
-            ("averageRevisions", pair.average_revisions),
-        ]
-        if pair.trend is not None:
-            attrs.append(("trend", pair.trend))
-        label = f"{pair.entity.rsplit('/', 1)[-1]} ~ {pair.coupled.rsplit('/', 1)[-1]}"
-        cid = graph.add(
-            Node(
-                node_id("coupling", *segments, digest.hexdigest()[:16]),
-                "Coupling",
-                label,
-                tuple(attrs),
-            )
-        )
+        cid = _pair_node(graph, segments, repo_id, pair, pair.entity, pair.coupled)
         graph.link(cid, "couplesFile", file(pair.entity))
         graph.link(cid, "couplesFile", file(pair.coupled))
-        graph.link(cid, "inRepository", repo_id)
+
+
+CALLABLE_KINDS = frozenset({DefKind.CLASS, DefKind.FUNCTION, DefKind.METHOD})
+
+
+def add_function_coupling(
+    graph: KnowledgeGraph, index: SourceIndex, result: CouplingResult
+) -> None:
+    """A `kg:Coupling` per pair of functions, with `kg:couplesSymbol` to both, and
+    `kg:revisions` on each function: the changes in the window that touched it."""
+    segments = tuple(index.repo.split("/"))
+    repo_id = graph.add(Node(node_id("repo", *segments), "Repository", index.repo))
+    scope = Scope(segments, repo_id, Resolver(index))
+    symbols: dict[str, str] = {}
+
+    def symbol(unit: str) -> str:
+        if (found := symbols.get(unit)) is not None:
+            return found
+        name, qualname = split_unit(unit)
+        path = shown_path(name)
+        last = qualname.rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+        defined = [
+            d for d in index.definitions(last) if d.path == path and d.kind in CALLABLE_KINDS
+        ]
+        if len(defined) == 1:
+            sid = definition_node(graph, scope, defined[0])
+        else:  # gone since, or one name of several definitions in the file
+            sid = graph.add(
+                Node(
+                    node_id("symbol", *segments, *path.split("/"), qualname),
+                    "CodeSymbol",
+                    qualname,
+                    (("name", last), ("qualifiedName", qualname), ("isExternal", False)),
+                )
+            )
+            graph.link(sid, "inRepository", repo_id)
+            graph.link(sid, "definedIn", _file(graph, scope, path))
+        node = graph.nodes[sid]
+        graph.add(Node(sid, node.kind, node.label, (("revisions", result.revisions[unit]),)))
+        symbols[unit] = sid
+        return sid
+
+    for pair in result.pairs:
+        (path_a, name_a), (path_b, name_b) = split_unit(pair.entity), split_unit(pair.coupled)
+        cid = _pair_node(graph, segments, repo_id, pair, f"{path_a}#{name_a}", f"{path_b}#{name_b}")
+        graph.link(cid, "couplesSymbol", symbol(pair.entity))
+        graph.link(cid, "couplesSymbol", symbol(pair.coupled))
+
+
+def _file(graph: KnowledgeGraph, scope: Scope, path: str) -> str:
+    """A file of the history: the one the source's commit has, as a resolved mention links
+    it, or a plain path for one the history only remembers (deleted since)."""
+    if path in scope.resolver.index.file_set:
+        return file_node(graph, scope, path)
+    fid = graph.add(
+        Node(
+            node_id("file", *scope.segments, *path.split("/")),
+            "SourceFile",
+            path,
+            (("path", path),),
+        )
+    )
+    graph.link(fid, "inRepository", scope.repo_id)
+    return fid
+
+
+def _pair_node(
+    graph: KnowledgeGraph,
+    segments: tuple[str, ...],
+    repo_id: str,
+    pair: Coupling,
+    entity: str,
+    coupled: str,
+) -> str:
+    """The `kg:Coupling` node of `pair`, named by its two sides' names as shown."""
+    key = f"{entity}\0{coupled}".encode("utf-8", "surrogatepass")
+    attrs: list[tuple[str, Value]] = [
+        ("degree", pair.degree),
+        ("sharedRevisions", pair.shared_revisions),
+        ("averageRevisions", pair.average_revisions),
+    ]
+    if pair.trend is not None:
+        attrs.append(("trend", pair.trend))
+    label = f"{entity.rsplit('/', 1)[-1]} ~ {coupled.rsplit('/', 1)[-1]}"
+    cid = graph.add(
+        Node(
+            node_id("coupling", *segments, hashlib.sha256(key).hexdigest()[:16]),
+            "Coupling",
+            label,
+            tuple(attrs),
+        )
+    )
+    graph.link(cid, "inRepository", repo_id)
+    return cid
 
 
 RISK_DEGREE = 50  # a partner coupled this strongly to a changed file is worth a look

@@ -20,7 +20,7 @@ from kgraph.atomic import folder_locked, named_for
 from kgraph.cache import ExtractedDigest, ExtractionCache
 from kgraph.cache import code_fingerprint as cache_code_fingerprint
 from kgraph.corpus import Corpus, DigestReader, read_corpus
-from kgraph.coupled import add_coupling
+from kgraph.coupled import add_coupling, add_function_coupling
 from kgraph.delta import DigestInput, DigestState, Relinked
 from kgraph.export import EXPORTERS, Exporter, ExportInput, export_all, reuse
 from kgraph.export.rdf import Subjects
@@ -541,6 +541,8 @@ def _add_coupling(linked: Linked, source: LoadedSource, coupling: LoadedCoupling
 
     def make(graph: KnowledgeGraph) -> tuple[str | None, tuple[()]]:
         add_coupling(graph, source.index, coupling.result)
+        if coupling.functions is not None:
+            add_function_coupling(graph, source.index, coupling.functions)
         return None, ()
 
     linked.book.apply(linked.graph, key, make, uses)

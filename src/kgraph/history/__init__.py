@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgraph.atomic import write_atomic
 from kgraph.history.changes import CommitChange, FileChanged, SymbolChanged, read_change
 from kgraph.history.index import Commit, HistoryIndex, build_history
-from kgraph.history.log import MissingObject, git, is_shallow, read_diffs, read_log
+from kgraph.history.log import FileDiff, MissingObject, git, is_shallow, read_diffs, read_log
 from kgraph.history.tokens import EMPTY, CommitTokens, tokens_of, union
 from kgraph.model import Problem, Severity
 
@@ -46,6 +48,7 @@ __all__ = [
 CACHE_FOLDER = ".kgraph"
 LINKS_VERSION = 3  # bump when what a link stores changes (3: a change's design signals)
 DIFFS_VERSION = 2  # bump when CommitTokens change
+DIFF_CHUNK = 500  # commits per git process in `History.diffs`
 
 
 @dataclass(eq=False)
@@ -154,6 +157,40 @@ class History:
         described[sha] = [commit.date, commit.subject]
         self._links_dirty = True
         return commit.date, commit.subject
+
+    def diffs(
+        self,
+        commits: Sequence[tuple[str, str | None]],
+        paths: Sequence[str] = (),
+        workers: int = 1,
+    ) -> Iterator[tuple[str, list[FileDiff]]]:
+        """The diffs of (commit, first parent) pairs, in order, of the files `paths` names,
+        read now and not kept: for a count over thousands of commits (function coupling),
+        whose result is what gets cached. `workers` git processes read chunks of
+        `DIFF_CHUNK` commits side by side (git does most of the work, outside Python's
+        lock), at most that many chunks ahead of the caller. A file whose blob is missing
+        is said once and left out."""
+        started = time.perf_counter()
+        chunks = [commits[i : i + DIFF_CHUNK] for i in range(0, len(commits), DIFF_CHUNK)]
+        missing: list[list[MissingObject]] = [[] for _ in chunks]
+
+        def read(at: int) -> list[tuple[str, list[FileDiff]]]:
+            return list(read_diffs(self.git_dir, chunks[at], missing[at], paths))
+
+        try:
+            with ThreadPoolExecutor(max(1, workers)) as pool:
+                pending = deque(pool.submit(read, at) for at in range(min(workers, len(chunks))))
+                following = len(pending)
+                while pending:
+                    done = pending.popleft().result()
+                    if following < len(chunks):
+                        pending.append(pool.submit(read, following))
+                        following += 1
+                    yield from done
+        finally:
+            self._missing.extend(m for found in missing for m in found)
+            self._say_missing()
+            self.seconds += time.perf_counter() - started
 
     def change(self, sha: str) -> CommitChange | None:
         """The whole change of one commit: files with line counts, and changed definitions."""

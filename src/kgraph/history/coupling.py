@@ -38,7 +38,9 @@ WEAKENING = -10  # a trend this many points down or more is drawn as weakening
 
 @dataclass(frozen=True, slots=True)
 class CouplingOptions:
-    """code-maat's defaults (`-n 5 -m 5 -i 30 -x 100 -s 30`), renames followed, all history."""
+    """code-maat's defaults (`-n 5 -m 5 -i 30 -x 100 -s 30`), renames followed, all history;
+    with `functions`, the coupling of the functions of files with at least
+    `function_min_revs` revisions too (`kgraph.history.functions`)."""
 
     min_revs: int = 5
     min_shared_revs: int = 5
@@ -48,6 +50,8 @@ class CouplingOptions:
     follow_renames: bool = True
     since: str | None = None  # YYYY-MM-DD: only changes that landed that day or later
     trend_days: int = 90
+    functions: bool = False
+    function_min_revs: int = 50
 
     def key(self) -> str:
         """What a cached result depends on."""
@@ -55,6 +59,7 @@ class CouplingOptions:
             f"n{self.min_revs}-m{self.min_shared_revs}-i{self.min_degree}-x{self.max_degree}"
             f"-s{self.max_changeset_size}-{'r' if self.follow_renames else 'nr'}"
             f"-{self.since or 'all'}-t{self.trend_days}"
+            + (f"-f{self.function_min_revs}" if self.functions else "")
         )
 
 
@@ -174,18 +179,28 @@ def _trend(recent: tuple[int, int, int], earlier: tuple[int, int, int]) -> int |
 def _named(
     changesets: Iterable[Changeset], follow_renames: bool
 ) -> tuple[list[tuple[str, frozenset[str]]], int]:
-    """Each change's date and the names of its files; with `follow_renames`, the name each
-    file has at the newest change. Walking from the newest change back, a rename maps its
-    old path onto the new path's name from then on, and a path created by a change (added,
-    or a rename's or copy's target) is, before it, another file's."""
-    found: list[tuple[str, frozenset[str]]] = []
+    """Each change's date and the names of its files (`named_changes`)."""
+    found, renamed = named_changes(changesets, follow_renames)
+    return [(c.date, frozenset(n for _, n in names)) for c, names in found], renamed
+
+
+def named_changes(
+    changesets: Iterable[Changeset], follow_renames: bool
+) -> tuple[list[tuple[Changeset, tuple[tuple[str, str], ...]]], int]:
+    """Each change with its files' (path, name) pairs, and how many earlier names were
+    followed. With `follow_renames`, a file's name is the one it has at the newest change:
+    walking from the newest change back, a rename maps its old path onto the new path's
+    name from then on, and a path created by a change (added, or a rename's or copy's
+    target) is, before it, another file's. Without, a rename counts both of its paths, as
+    code-maat does."""
+    found: list[tuple[Changeset, tuple[tuple[str, str], ...]]] = []
     later: dict[str, str] = {}  # an older path → the name its file has at the newest change
     followed: set[str] = set()
     for changeset in changesets:
         if not follow_renames:
             names = {f.path for f in changeset.files}
             names.update(f.old_path for f in changeset.files if f.status == "R")
-            found.append((changeset.date, frozenset(names - {""})))
+            found.append((changeset, tuple((n, n) for n in sorted(names - {""}))))
             continue
         if not later:  # no rename seen yet: every file has its own name
             now = [(f, f.path) for f in changeset.files]
@@ -198,7 +213,7 @@ def _named(
                 if f.status == "R" and f.old_path:
                     later[f.old_path] = name
                     followed.add(f.old_path)
-        found.append((changeset.date, frozenset(name for _, name in now if name)))
+        found.append((changeset, tuple((f.path, name) for f, name in now if name)))
     return found, len(followed)
 
 

@@ -1,7 +1,9 @@
 """The coupling of one git `--source`, as a build reads it: cached by repository and commit.
 
 The changes come from the source's `History` (its log index, itself cached by repository
-and commit). The pairs a set of options keeps, with each file's revisions, are kept in
+and commit); with `CouplingOptions.functions`, the coupling of functions too
+(`kgraph.history.functions`), which reads diffs and is what makes the cache worth having.
+The pairs a set of options keeps, with each file's revisions, are kept in
 `OUT/.kgraph/coupling-OWNER-REPO-COMMIT-OPTIONS.json`, so that a build at the same commit
 with the same options neither loads the log index nor counts again. A damaged or older
 cache file is counted again, never trusted.
@@ -18,9 +20,10 @@ from kgraph.atomic import write_atomic
 from kgraph.history import History
 from kgraph.history.changesets import changesets_of
 from kgraph.history.coupling import Coupling, CouplingOptions, CouplingResult, couple
+from kgraph.history.functions import couple_functions
 
 CACHE_FOLDER = ".kgraph"
-COUPLING_VERSION = 1  # bump when pairs are counted or stored differently
+COUPLING_VERSION = 2  # (2: function coupling) bump when pairs are counted or stored differently
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,13 +36,18 @@ class LoadedCoupling:
     cached: bool  # the pairs came from the cache
     seconds: float
     how: str = ""  # "pairs cached" or "counted"
+    functions: CouplingResult | None = None  # with CouplingOptions.functions
 
     def summary(self) -> str:
         r = self.result
         renames = f"{r.renamed:,} renames followed" if r.options.follow_renames else "no renames"
+        functions = ""
+        if (f := self.functions) is not None:
+            functions = f", {len(f.pairs):,} function pairs over {f.changesets:,} changes"
         return (
             f"coupling: {len(r.pairs):,} pairs over {r.changesets:,} changes "
-            f"({r.too_large:,} too large), {renames}, {self.how} in {self.seconds:.1f}s"
+            f"({r.too_large:,} too large), {renames}{functions}, {self.how} in "
+            f"{self.seconds:.1f}s"
         )
 
 
@@ -51,13 +59,22 @@ def load_coupling(
     safe = repo.replace("/", "-")
     folder = cache_dir / CACHE_FOLDER if cache_dir is not None else None
     pairs_path = folder / f"coupling-{safe}-{commit}-{options.key()}.json" if folder else None
-    if (found := _read_result(pairs_path, repo, commit, options)) is not None:
-        seconds = time.perf_counter() - started
-        return LoadedCoupling(repo, commit, found, True, seconds, "pairs cached")
-    result = couple(changesets_of(history.index), options)
+    document = _read_json(pairs_path)
+    if (found := _read_result(document, repo, commit, options)) is not None:
+        functions = _read_result(document.get("functions"), repo, commit, options)
+        if functions is not None or not options.functions:
+            seconds = time.perf_counter() - started
+            return LoadedCoupling(repo, commit, found, True, seconds, "pairs cached", functions)
+    changesets = changesets_of(history.index)
+    result = couple(changesets, options)
+    functions = couple_functions(history, result, changesets) if options.functions else None
     if pairs_path is not None:
-        write_atomic(pairs_path, _dumps(_result_json(repo, commit, result)), durable=False)
-    return LoadedCoupling(repo, commit, result, False, time.perf_counter() - started, "counted")
+        stored = _result_json(repo, commit, result)
+        if functions is not None:
+            stored["functions"] = _result_json(repo, commit, functions)
+        write_atomic(pairs_path, _dumps(stored), durable=False)
+    seconds = time.perf_counter() - started
+    return LoadedCoupling(repo, commit, result, False, seconds, "counted", functions)
 
 
 def _result_json(repo: str, commit: str, result: CouplingResult) -> dict[str, object]:
@@ -85,9 +102,10 @@ def _result_json(repo: str, commit: str, result: CouplingResult) -> dict[str, ob
 
 
 def _read_result(
-    path: Path | None, repo: str, commit: str, options: CouplingOptions
+    document: object, repo: str, commit: str, options: CouplingOptions
 ) -> CouplingResult | None:
-    document = _read_json(path)
+    if not isinstance(document, dict):
+        return None
     expected = (COUPLING_VERSION, repo, commit, options.key())
     found = tuple(document.get(k) for k in ("kgraphCoupling", "repo", "commit", "options"))
     if found != expected:

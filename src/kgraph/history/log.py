@@ -19,6 +19,7 @@ import re
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 # A commit's header in the log: \x01 SHA PARENTS \0 DATE \0 SUBJECT \0, then its raw records.
@@ -141,9 +142,21 @@ class FileDiff:
     added: list[tuple[int, str]] = field(default_factory=list)  # (line in the new file, text)
     removed: list[tuple[int, str]] = field(default_factory=list)  # (line in the old file, text)
     contexts: list[str] = field(default_factory=list)  # the definition line each hunk is in
+    # Per hunk: its definition line ("" when git names none), and how many added and removed
+    # lines came before it, so that `added[a:b]` are the hunk's own (`hunk_lines`).
+    hunks: list[tuple[str, int, int]] = field(default_factory=list)
     binary: bool = False
     cut: bool = False  # more lines changed than were read
     unread: bool = False  # its blob is missing, or it is vendored or generated
+
+
+def hunk_lines(
+    diff: FileDiff,
+) -> Iterator[tuple[str, list[tuple[int, str]], list[tuple[int, str]]]]:
+    """Each hunk of `diff`: its definition line, its removed lines and its added lines."""
+    bounds = [*diff.hunks, ("", len(diff.added), len(diff.removed))]
+    for (context, added_at, removed_at), (_, added_end, removed_end) in pairwise(bounds):
+        yield context, diff.removed[removed_at:removed_end], diff.added[added_at:added_end]
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,8 +305,11 @@ def _parse_files(data: bytes) -> list[FileDiff]:
         if raw.startswith(b"@@ "):
             old_line, new_line = _hunk_starts(raw)
             context = raw.split(b" @@ ", 1)[1] if b" @@ " in raw else b""
+            shown = context[:MAX_LINE_CHARS].decode("utf-8", "replace")
             if context and len(current.contexts) < MAX_LINES_PER_FILE:
-                current.contexts.append(context[:MAX_LINE_CHARS].decode("utf-8", "replace"))
+                current.contexts.append(shown)
+            if len(current.hunks) < MAX_LINES_PER_FILE:
+                current.hunks.append((shown, len(current.added), len(current.removed)))
             continue
         head = raw[:1]
         if head == b"+" and not raw.startswith(b"+++ "):
@@ -322,10 +338,10 @@ def _parse_files(data: bytes) -> list[FileDiff]:
         if not f.path:
             f.path = f.old_path
         if VENDORED.search(f.path):
-            f.unread, f.added, f.removed, f.contexts = True, [], [], []
+            f.unread, f.added, f.removed, f.contexts, f.hunks = True, [], [], [], []
     if len(files) > MAX_FILES_READ:
         for f in files[MAX_FILES_READ:]:
-            f.unread, f.added, f.removed, f.contexts = True, [], [], []
+            f.unread, f.added, f.removed, f.contexts, f.hunks = True, [], [], [], []
     return files
 
 
