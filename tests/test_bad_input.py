@@ -3,6 +3,7 @@ that accounts for every entry, and exports that still parse. One real file per c
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import threading
@@ -785,3 +786,22 @@ def test_cli_text_before_the_first_title_says_how_many_entries_it_cost(tmp_path)
     assert "skipped as 2 entries: " in stderr
     assert report["summary"]["entriesRead"] == 3 and report["summary"]["entriesSkipped"] == 2
     assert_nothing_lost(report, graph)
+
+
+@pytest.mark.parametrize(
+    ("data", "size", "limit", "expected"),
+    [
+        (b"abc", 3, 1000, b"abc"),  # a file as its size says
+        (b"abcdef", 3, 1000, b"abcdef"),  # one that grew while it was read: all of it
+        (b"abcdef", 3, 5, None),  # grew past the limit
+        (b"x" * 2500, 0, 3000, b"x" * 2500),  # a pipe under the limit, over several chunks
+        (b"", 0, 1000, b""),  # an empty pipe
+        (b"x" * 3001, 0, 3000, None),
+    ],
+)
+def test_read_at_most_reads_what_is_there_up_to_the_limit(
+    monkeypatch, data: bytes, size: int, limit: int, expected: bytes | None
+) -> None:
+    monkeypatch.setattr(corpus, "MAX_DIGEST_BYTES", limit)
+    monkeypatch.setattr(corpus, "READ_CHUNK", 1024)
+    assert corpus._read_at_most(io.BytesIO(data), size) == expected

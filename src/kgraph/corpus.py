@@ -194,13 +194,27 @@ def _read_stdin(reader: DigestReader) -> tuple[ExtractedDigest, str]:
 _TOO_LARGE = f"larger than {MAX_DIGEST_BYTES >> 20:,} MB, which a digest is read whole in; split it"
 
 
+READ_CHUNK = 1 << 20  # bytes read at a time once a file outgrows the size it said it had
+
+
 def _read_at_most(file: BinaryIO, size: int) -> bytes | None:
     """The file's bytes, or None past `MAX_DIGEST_BYTES`: known from `size` for a regular
-    file (a sparse one of 100 GB is not read), found by reading for a pipe."""
+    file (a sparse one of 100 GB is not read), found by reading for a pipe or a file that
+    grows while it is read. It asks for the size it expects, then a chunk at a time: a
+    `read(MAX_DIGEST_BYTES + 1)` would allocate (and map) a 1 GB buffer for every digest."""
     if size > MAX_DIGEST_BYTES:
         return None
-    data = file.read(MAX_DIGEST_BYTES + 1)
-    return data if len(data) <= MAX_DIGEST_BYTES else None
+    data = file.read(size + 1) if size else b""
+    if size and len(data) <= size:
+        return data  # the whole file, as its size said
+    parts, total = [data], len(data)
+    while total <= MAX_DIGEST_BYTES:
+        chunk = file.read(min(READ_CHUNK, MAX_DIGEST_BYTES + 1 - total))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        total += len(chunk)
+    return None
 
 
 def _unreadable(path: str, why: str) -> ExtractedDigest:
