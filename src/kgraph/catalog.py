@@ -597,7 +597,12 @@ def _names_pattern(names: list[str]) -> regex.Pattern[str]:
         body = r"[\s\-]?".join(regex.escape(w) for w in name.split())
         exact = not any(c.islower() for c in name)
         parts.append(body if exact else f"(?i:{body})")
-    return regex.compile(rf"(?<![A-Za-z0-9_./-])(?:{'|'.join(parts)})(?![A-Za-z0-9_/-])")
+    # A slash joins a name to a path (`a/b.py`), except where the other side is not Latin:
+    # `Mamba/线性注意力` pairs two names.
+    return regex.compile(
+        rf"(?<![A-Za-z0-9_.-])(?<![A-Za-z0-9_./-]/(?=[A-Za-z0-9]))(?:{'|'.join(parts)})"
+        r"(?![A-Za-z0-9_-]|/[A-Za-z0-9_./-])"
+    )
 
 
 def _fold(name: str) -> str:
