@@ -109,7 +109,7 @@ READERS_EN = regex.compile(
     r"(?:who|working on|touching|maintaining|owning|running|of|that|on|in)\b[^.;!?\n,]{2,60}"
     r"|\bif you(?:'re| are)? (?:own|maintain|touch|work on|run|review|care about|deal with|call|use"
     r"|working on|touching|maintaining|debugging|debug)\b[^.;!?\n,]{2,60}"
-    r"|\b(?:[\w/+-]+\s+){1,3}(?:folks|people|maintainers|owners|developers|engineers|users|authors|callers)\b",
+    r"|\b(?:(?!(?:for|to|if)\s)[\w/+-]+\s+){1,3}(?:folks|people|maintainers|owners|developers|engineers|users|authors|callers)\b",
     regex.IGNORECASE,
 )
 # A condition on the reader, in the clause before the advice: "如果你在做调度，值得精读".
