@@ -164,6 +164,13 @@ def test_advice_scoped_in_english() -> None:
         ("Worth a look if you touch the scheduler.", "close-read"),
         ("Small and worth a quick look.", "skim"),
         ("Review the kernel line by line.", "close-read"),
+        ("Read the tests closely.", "close-read"),
+        ("Highly recommended for anyone touching the allocator.", "close-read"),
+        ("建议仔细过一遍 allocator 的改动。", "close-read"),
+        ("知道有这个开关就行。", "skim"),  # knowing is enough
+        ("理解新的默认值即可。", "skim"),
+        ("测试可以不看。", "skim"),
+        ("You can skip this unless you run Ray.", "skim"),
     ],
 )
 def test_advice_close_and_light_reading_in_more_words(text: str, advice: str) -> None:
@@ -178,6 +185,8 @@ def test_advice_close_and_light_reading_in_more_words(text: str, advice: str) ->
         "值得注意的是默认值变了。",  # "worth noting" is not "worth reading"
         "The loop walks the list line by line until it finds a placeholder.",  # describes code
         "The docstring explains the contract in detail.",
+        "仔细看会发现两条路径共用一个锁。",  # a narrative of the reviewer's reading
+        "细看之下，两处逻辑并不对称。",
     ],
 )
 def test_advice_near_misses(text: str) -> None:
@@ -193,6 +202,7 @@ def test_advice_near_misses(text: str) -> None:
         ("Scheduler folks should read this closely; everyone else can skim.",
          "for:Scheduler folks"),
         ("调度相关同学值得精读，其余的人扫一眼即可。", "for:调度相关同学"),
+        ("对于做调度的同学，值得精读；其他人略读即可。", "for:对于做调度的同学"),
     ],
 )  # fmt: skip
 def test_advice_scoped_by_a_condition_or_a_group_of_readers(text: str, readers: str) -> None:

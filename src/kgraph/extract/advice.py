@@ -30,8 +30,10 @@ NEGATION = (
 )
 # Reading one part against another (对照着读一遍, 按表格对照代码读) is a close reading too.
 CLOSE_ZH = (
-    r"(?:逐行|逐句|逐段|一行行|仔细|认真|细细|好好|细|精)(?:地)?(?:读|看|审|品)"
-    r"|对照[^，,。；;！!\n]{0,12}?(?:读|看)|重点(?:读|看)"
+    r"(?:(?:逐行|逐句|逐段|一行行|仔细|认真)(?:地)?(?:读|看|审|品|过)"
+    r"|(?:细细|好好|反复|慢慢|细|精)(?:地)?(?:读|看|审|品))"
+    r"(?!(?:下来|之下|会|才|就|可以发现|能发现|发现))"  # 仔细看会发现: a narrative, not advice
+    r"|对照[^，,。；;！!\n]{0,12}?(?:读|看)|重点(?:读|看)|必读"
 )
 # "Read it through" counts only when recommended, and not quickly (建议快速过一遍 is light).
 RECOMMEND_ZH = (
@@ -46,6 +48,8 @@ LIGHT_ZH = (
     r"|几分钟就能看完|一目了然|一眼就能看(?:懂|明白|完)|心里有数|有个印象|走马观花|点到为止"
     r"|看个大概|过目即可|扫读|粗读|简单看看|大致看看|看看就行|随便看看|瞄一眼|一带而过|无需深究|不用深究"
     r"|(?:可以|可)跳过|不用细看|看(?:标题|描述|结论|测试)就(?:够|行)|不必花(?:太多|很多)?时间"
+    r"|(?:了解|知道|明白|看懂|理解|记住)[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好)"
+    r"|(?:可以|可)不看|不(?:用|必)(?:再)?看|不看也(?:行|可以|没关系)|翻翻|一扫而过|看看(?:即可|就好)"
 )
 SKIM_EN = (
     r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
@@ -57,7 +61,7 @@ SKIM_EN = (
     r"|\bshort and mechanical\b|\bis easy\b|\beasy to follow\b|\beasy read\b|\bbrief look\b"
     r"|\blight read\b|\bskimmable\b|\bat a glance\b|\bnothing (?:subtle|tricky|to study)\b"
     r"|\bnot much to see\b|\bquick review\b|\bmechanical change\b|\bcan be skipped\b"
-    r"|\bsafe to (?:skip|ignore)\b"
+    r"|\bsafe to (?:skip|ignore)\b|\bcan (?:safely )?skip\b|\bskip\b(?= unless)"
 )
 CLOSE_EN = (
     r"worth (?:a )?(?:careful |close(?:ly)? |slow |full |proper )?read(?:ing)?"
@@ -65,7 +69,7 @@ CLOSE_EN = (
     r"|worth (?:a |the )?(?:careful |close |closer |proper |good |hard |second )?look"
     r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line|in full|end to end|slowly)"
     r"|\b(?:read|review|go through|check|look at)\b[^.;,\n]{0,24}?"
-    r"\b(?:line by line|in detail|in depth)\b"
+    r"\b(?:line by line|in detail|in depth|closely|carefully)\b"
     r"|\bclose(?:r)?[- ](?:read|look|reading)\b"
     r"|\bcareful(?:ly)? (?:read|look|review)|recommended reading|must[- ]read"
     r"|deserves? (?:a )?(?:careful |close )?(?:look|read|attention)"
@@ -73,20 +77,23 @@ CLOSE_EN = (
     r"|\bworth studying\b|\bcareful review\b|\breview (?:it |this )?carefully\b|\btake your time\b"
     r"|\bstudy (?:it|this|the (?:diff|change|code|logic))\b|\bpay (?:close )?attention to\b"
     r"|\bworth digging into\b|\bgo through (?:it |this |the [a-z]+ )?carefully\b"
+    r"|\brequired reading\b|\bhighly recommended\b|\brecommended (?:for|to)\b|\bscrutin"
 )
 SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?(?:{CLOSE_ZH})|{LIGHT_ZH}|{SKIM_EN}"
 CLOSE_READ = (
     rf"{CLOSE_ZH}|{RECOMMEND_ZH}|值得一(?:读|看)|值得(?:好好)?看看|值得对照|多看(?:两|几)眼|值得细看"
-    rf"|值得(?:花(?:点|些)?时间|研究|琢磨|推敲|深究)|推荐阅读|{CLOSE_EN}"
+    rf"|值得(?:花(?:点|些)?时间|研究|琢磨|推敲|深究)|(?:建议|值得)重点关注|花(?:点|些)?时间(?:读|看)"
+    rf"|推荐阅读|{CLOSE_EN}"
 )
 ADVICE = regex.compile(rf"(?P<skim>{SKIM})|(?P<close>{CLOSE_READ})", regex.IGNORECASE)
 # What every advice phrase contains; ADVICE, whose alternatives are tried at every
 # position, runs only on the clauses that hold one (a review has one or two).
 ANCHOR = regex.compile(
     r"[读看扫瞄瞟览翻略细精逐审品]|过(?:一|目|[即，,。；;]|$)|速过|了解|了然|知道|几分钟|跳过|深究"
-    r"|有数|印象|走马|点到|时间|研究|琢磨|推敲"
+    r"|有数|印象|走马|点到|时间|研究|琢磨|推敲|即可|就够|就行|就好|关注"
     r"|skim|glance|skip|quick|read|look|mechanical|easy|need|once-over|ignore|attention|study"
-    r"|careful|close|line by line|detail|depth|studying|review|time|nothing|not much|digging",
+    r"|careful|close|line by line|detail|depth|studying|review|time|nothing|not much|digging"
+    r"|recommended|reading|scrutin",
     regex.IGNORECASE,
 )
 CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
@@ -116,7 +123,7 @@ READERS_EN = regex.compile(
 CONDITION_ZH = regex.compile(
     rf"(?:如果|若|假如|要是|倘若)(?:你|您)?(?:是|正在|在)?{ROLE_ZH}[^，,。；;\n]{{1,30}}"
 )
-CONDITIONAL = ("如", "若", "假", "要", "倘", "if")
+CONDITIONAL = ("如", "若", "假", "要", "倘", "对", "if", "for")
 CLAUSE_BEFORE = regex.compile(r"[^。；;！!？?\n，,]{2,40}[，,]\s*$")
 
 
@@ -158,7 +165,8 @@ def _scope(text: str, start: int, end: int) -> str:
         return "for:" + " ".join(readers.group(0).split())
     # The reader named by a condition in the clause just before ("If you own X, read…").
     if clause := CLAUSE_BEFORE.search(earlier):
-        condition = CONDITION_ZH.search(clause.group(0)) or READERS_EN.search(clause.group(0))
-        if condition and condition.group(0).lower().startswith(CONDITIONAL):
-            return "for:" + " ".join(condition.group(0).split())
+        prior = clause.group(0).strip(" ，,")
+        named = CONDITION_ZH.search(prior) or READERS_ZH.search(prior) or READERS_EN.search(prior)
+        if named and prior.lower().startswith(CONDITIONAL):
+            return "for:" + " ".join(prior.split())
     return ""
