@@ -115,7 +115,7 @@ def test_topics_from_titles_through_the_alias_table(title: str, topics: list[str
 @pytest.mark.parametrize(
     "title, topics",
     [  # titles of tests/data/prose/tune: libraries by the table, pairs with a Chinese name
-        ("编译缓存键纳入 inductor 与 functorch 配置", ["Inductor", "functorch"]),
+        ("编译缓存键纳入 inductor 与 functorch 配置", ["Inductor", "compile cache", "functorch"]),
         ("前缀缓存保留间隔扩展到 Mamba/线性注意力",
          ["Mamba", "linear attention", "prefix caching"]),
         ("Separate timeout knob for the gloo CPU groups", ["CPU", "gloo"]),
@@ -147,6 +147,21 @@ def test_topics_libraries_pairs_and_named_apis(title: str, topics: list[str]) ->
 )
 def test_topics_near_misses(title: str) -> None:
     assert extract_topics(entry("summary", title), builtin_knowledge()) == []
+
+
+def test_topics_libraries_the_summary_names_but_not_its_components() -> None:
+    summary = (  # from tests/data/prose/tune, pa-044 and pa-019
+        "`_checkpoints_fit_in_ram` 用 psutil 取可用内存，超过阈值就打 warning 并放弃预取。"
+        "原来会对每个子连接器类各构建一次 Prometheus 指标；KV cache 与 CUDA graph 不受影响。"
+        "改动在 ray_wrappers.py 与 vllm/ray/utils.py 里，psutil 只调用一次。"
+    )
+    mentions = extract_topics(entry(summary, "检查点位于 NFS 时自动预取"), builtin_knowledge())
+    assert [(m.key, m.field) for m in mentions] == [
+        ("NFS", Field.TITLE),
+        ("Prometheus", Field.TEXT),
+        ("psutil", Field.TEXT),  # once, at its first mention
+    ]
+    assert all(summary[m.start : m.end] == m.surface for m in mentions if m.field is Field.TEXT)
 
 
 @pytest.mark.parametrize(
