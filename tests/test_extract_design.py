@@ -143,6 +143,7 @@ def test_topics_libraries_pairs_and_named_apis(title: str, topics: list[str]) ->
         "dummy run 的 slot mapping 全部置 -1，不再往 null block 写 NaN",  # a value
         "修复 models/Mamba/layer.py 与 vllm/ray/utils.py 的导入",  # paths, not names
         "Remove API fallbacks that vLLM no longer needs",  # a sentence's first word; the project
+        "Model Runner V2 的 QuantizationStrategy 改为按层选择",  # a version; a class
     ],
 )
 def test_topics_near_misses(title: str) -> None:

@@ -26,6 +26,7 @@ WORD = regex.compile(
 )
 # Shapes of one word, used with `fullmatch`; `^` keeps a search linear too.
 ACRONYM = regex.compile(r"^[A-Z][A-Z0-9]{1,7}")
+VERSION = regex.compile(r"^[Vv][0-9]+")  # `V2` of Model Runner V2: a version, not a name
 PLURAL_ACRONYM = regex.compile(r"^[A-Z][A-Z0-9]{1,7}s")
 MIXED_CASE = regex.compile(r"^[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*")
 HYPHENATED = regex.compile(r"^[a-z][a-z0-9]+(?:-[A-Za-z0-9]+)+")
@@ -36,7 +37,7 @@ PAIR = regex.compile(r"(?<![\w./\-])[A-Z][A-Za-z0-9]*+/[A-Z][A-Za-z0-9]*+(?![\w/
 # what a PR is about.
 NOT_TOPICS = frozenset(
     "PR PRS API ID IDS OK TODO WIP CI CD UI URL HTTP JSON YAML CLI API NOTE FIX BUG TEST DOC "
-    "DOCS README NAN INF NONE NULL TRUE FALSE VLLM SGLANG".split()
+    "DOCS README NAN INF NONE NULL TRUE FALSE VLLM SGLANG SGL".split()
 )
 # A mixed-case word ending like a class name is an identifier, not a component.
 CLASS_SUFFIX = regex.compile(
@@ -44,7 +45,8 @@ CLASS_SUFFIX = regex.compile(
     r"|Exception|Status|Phase|Worker|Scheduler|Processor|Runner|Queue|Buffer|Allocator|Output"
     r"|Input|Metadata|Info|State|Mode|Type|Kind|Dict|List|Map|Set|Args|Options|Impl|Proxy"
     r"|Wrapper|Helper|Utils?|Builder|Loader|Reader|Writer|Tracker|Monitor|Group|Tensor|Layer"
-    r"|Slot|Event|Lock|Context|Client|Server|Adder|Batch|Stats|Table|Index|Key|Entry|Item)$"
+    r"|Slot|Event|Lock|Context|Client|Server|Adder|Batch|Stats|Table|Index|Key|Entry|Item"
+    r"|Strategy|Policy)$"
 )
 # A compound whose last word is an agent noun of six letters or more names a class that
 # does something (`UniProcExecutor`, `MultiConnector`, `KVBlockZeroer`); `FlashInfer` is
@@ -117,7 +119,7 @@ def _overlaps(match: regex.Match[str], taken: list[tuple[int, int]]) -> bool:
 
 
 def _component(word: str, chinese: bool) -> bool:
-    if word.upper() in NOT_TOPICS or "x" * len(word) == word:
+    if word.upper() in NOT_TOPICS or "x" * len(word) == word or VERSION.fullmatch(word):
         return False
     if ACRONYM.fullmatch(word):
         return True
