@@ -113,6 +113,59 @@ def test_topics_from_titles_through_the_alias_table(title: str, topics: list[str
 
 
 @pytest.mark.parametrize(
+    "title, topics",
+    [  # titles of tests/data/prose/tune: libraries by the table, pairs with a Chinese name
+        ("编译缓存键纳入 inductor 与 functorch 配置", ["Inductor", "compile cache", "functorch"]),
+        ("前缀缓存保留间隔扩展到 Mamba/线性注意力",
+         ["Mamba", "linear attention", "prefix caching"]),
+        ("Separate timeout knob for the gloo CPU groups", ["CPU", "gloo"]),
+        ("API server stops racing uvicorn for the SIGINT/SIGTERM handlers",
+         ["SIGINT/SIGTERM", "uvicorn"]),
+        ("Responses API 续接对话时丢弃上一轮的 system 指令", ["Responses API"]),
+        ("prefix-LM 多模态模型自动抬高批次 token 下限", ["multimodal", "prefix-LM"]),
+        ("torch.compile 缓存哈希不再包含由目录位置推导出的环境变量", ["torch.compile"]),
+        ("Mamba 混合模型在 GPU 上清零新分配的 KV 块，防止残留 NaN 污染", ["GPU", "KV", "Mamba"]),
+        ("AllReduce+RMSNorm fusion pass steps aside on GPUs that lack multicast",
+         ["AllReduce", "GPU", "RMSNorm"]),  # `GPUs` is `GPU`
+    ],
+)  # fmt: skip
+def test_topics_libraries_pairs_and_named_apis(title: str, topics: list[str]) -> None:
+    assert sorted(m.key for m in extract_topics(entry("summary", title), builtin_knowledge())) == (
+        topics
+    )
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "UniProcExecutor 去掉取异步输出的专用线程，改由 Future 惰性求值",  # a class that does
+        "MultiConnector 允许挂多个同类型连接器，指标按类名合并",
+        "dummy run 的 slot mapping 全部置 -1，不再往 null block 写 NaN",  # a value
+        "修复 models/Mamba/layer.py 与 vllm/ray/utils.py 的导入",  # paths, not names
+        "Remove API fallbacks that vLLM no longer needs",  # a sentence's first word; the project
+        "Model Runner V2 的 QuantizationStrategy 改为按层选择",  # a version; a class
+    ],
+)
+def test_topics_near_misses(title: str) -> None:
+    assert extract_topics(entry("summary", title), builtin_knowledge()) == []
+
+
+def test_topics_libraries_the_summary_names_but_not_its_components() -> None:
+    summary = (  # from tests/data/prose/tune, pa-044 and pa-019
+        "`_checkpoints_fit_in_ram` 用 psutil 取可用内存，超过阈值就打 warning 并放弃预取。"
+        "原来会对每个子连接器类各构建一次 Prometheus 指标；KV cache 与 CUDA graph 不受影响。"
+        "改动在 ray_wrappers.py 与 vllm/ray/utils.py 里，psutil 只调用一次。"
+    )
+    mentions = extract_topics(entry(summary, "检查点位于 NFS 时自动预取"), builtin_knowledge())
+    assert [(m.key, m.field) for m in mentions] == [
+        ("NFS", Field.TITLE),
+        ("Prometheus", Field.TEXT),
+        ("psutil", Field.TEXT),  # once, at its first mention
+    ]
+    assert all(summary[m.start : m.end] == m.surface for m in mentions if m.field is Field.TEXT)
+
+
+@pytest.mark.parametrize(
     "text, people",
     [
         ("review 中 ivanium 与作者的几轮交锋是接口设计讨论的良好案例。", [("ivanium", "reviewer")]),

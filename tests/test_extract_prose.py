@@ -150,6 +150,72 @@ def test_advice_scoped_in_english() -> None:
     assert found[1].key == "close-read" and found[1].detail.startswith("for:anyone touching")
 
 
+@pytest.mark.parametrize(
+    "text, advice",
+    [  # sentences of tests/data/prose/tune and tests/data/patterns/tune, and their kin
+        ("建议把 -1 的语义和 kernel 那一侧的判断对照着读一遍。", "close-read"),
+        ("整体建议按表格对照代码读一遍。", "close-read"),
+        ("建议快速过一遍即可。", "skim"),  # a recommended read-through, but a quick one
+        ("没什么需要细看的，两行改动。", "skim"),  # a negated close reading
+        ("改动很短，其他人了解思路即可。", "skim"),
+        ("Close-read for connector authors.", "close-read"),
+        ("Close-read if you work on expert-parallel load balancing.", "close-read"),
+        ("This doesn't need a careful review; the rename is mechanical.", "skim"),
+        ("Worth a look if you touch the scheduler.", "close-read"),
+        ("Small and worth a quick look.", "skim"),
+        ("Review the kernel line by line.", "close-read"),
+        ("Read the tests closely.", "close-read"),
+        ("Highly recommended for anyone touching the allocator.", "close-read"),
+        ("建议仔细过一遍 allocator 的改动。", "close-read"),
+        ("知道有这个开关就行。", "skim"),  # knowing is enough
+        ("理解新的默认值即可。", "skim"),
+        ("测试可以不看。", "skim"),
+        ("You can skip this unless you run Ray.", "skim"),
+    ],
+)
+def test_advice_close_and_light_reading_in_more_words(text: str, advice: str) -> None:
+    assert extract_advice(entry(text))[0].key == advice
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "建议后续评估让同步路径也真正用上这个线程池，否则这条告警会长期存在。",  # a follow-up
+        "建议补一个反复扩容后检查 reserved 显存的用例。",
+        "值得注意的是默认值变了。",  # "worth noting" is not "worth reading"
+        "The loop walks the list line by line until it finds a placeholder.",  # describes code
+        "The docstring explains the contract in detail.",
+        "仔细看会发现两条路径共用一个锁。",  # a narrative of the reviewer's reading
+        "细看之下，两处逻辑并不对称。",
+    ],
+)
+def test_advice_near_misses(text: str) -> None:
+    assert extract_advice(entry(text)) == []
+
+
+@pytest.mark.parametrize(
+    "text, readers",
+    [
+        ("如果你在做调度，值得精读；否则扫一眼即可。", "for:如果你在做调度"),
+        ("If you own the scheduler, read this closely; otherwise a skim is enough.",
+         "for:If you own the scheduler"),
+        ("Scheduler folks should read this closely; everyone else can skim.",
+         "for:Scheduler folks"),
+        ("调度相关同学值得精读，其余的人扫一眼即可。", "for:调度相关同学"),
+        ("对于做调度的同学，值得精读；其他人略读即可。", "for:对于做调度的同学"),
+    ],
+)  # fmt: skip
+def test_advice_scoped_by_a_condition_or_a_group_of_readers(text: str, readers: str) -> None:
+    general, *scoped = extract_advice(entry(text))
+    assert (general.key, general.detail) == ("skim", "")  # "否则", "otherwise": the others
+    assert [(m.key, m.detail) for m in scoped] == [("close-read", readers)]
+
+
+def test_advice_for_the_rest_of_the_code_is_not_for_the_other_readers() -> None:
+    found = extract_advice(entry("建议细读那段条件判断，其余部分可以略过。"))
+    assert [m.key for m in found] == ["close-read"]
+
+
 # --- described decisions --------------------------------------------------------------------
 
 

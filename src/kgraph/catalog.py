@@ -121,6 +121,7 @@ class Combination:
 class Topic:
     label: str
     aliases: tuple[str, ...] = ()
+    library: bool = False  # a `kg:Library`: a summary that names it is about it too
 
 
 @dataclass(frozen=True, slots=True)
@@ -531,10 +532,12 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
     """Topics by label; a later file adds aliases, and takes over an alias it redefines."""
     aliases: dict[str, list[str]] = {}
     owner: dict[str, str] = {}
+    libraries: set[str] = set()
     for source, text in sources:
         doc = _parse(source, text)
         if not doc.typed(KG + "Topic"):
             raise CatalogError(source, 1, "no kg:Topic in this file")
+        library_subjects = set(doc.typed(KG + "Library"))
         for subject in doc.typed(KG + "Topic"):
             labels = [
                 t.text.strip() for t in doc.texts(subject, SKOS + "prefLabel") if t.text.strip()
@@ -547,6 +550,8 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
                 )
             label = owner.get(_fold(labels[0]), labels[0])
             aliases.setdefault(label, [])
+            if subject in library_subjects:
+                libraries.add(label)
             owner[_fold(label)] = label
             for alt in doc.texts(subject, SKOS + "altLabel"):
                 name = alt.text.strip()
@@ -557,7 +562,9 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
                     owner[_fold(name)] = label
                     if name not in aliases[label]:
                         aliases[label].append(name)
-    return [Topic(label, tuple(sorted(aliases[label]))) for label in sorted(aliases)]
+    return [
+        Topic(label, tuple(sorted(aliases[label])), label in libraries) for label in sorted(aliases)
+    ]
 
 
 def _knowledge(
@@ -597,7 +604,12 @@ def _names_pattern(names: list[str]) -> regex.Pattern[str]:
         body = r"[\s\-]?".join(regex.escape(w) for w in name.split())
         exact = not any(c.islower() for c in name)
         parts.append(body if exact else f"(?i:{body})")
-    return regex.compile(rf"(?<![A-Za-z0-9_./-])(?:{'|'.join(parts)})(?![A-Za-z0-9_/-])")
+    # A slash joins a name to a path (`a/b.py`), except where the other side is not Latin:
+    # `Mamba/线性注意力` pairs two names.
+    return regex.compile(
+        rf"(?<![A-Za-z0-9_.-])(?<![A-Za-z0-9_./-]/(?=[A-Za-z0-9]))(?:{'|'.join(parts)})"
+        r"(?![A-Za-z0-9_-]|/[A-Za-z0-9_./-])"
+    )
 
 
 def _fold(name: str) -> str:

@@ -1,17 +1,22 @@
 """Reading advice: does the review say the PR deserves a close read, or a skim, and for whom?
 
-Reviewers say it in endless words (建议精读, 值得逐行读一遍, 可以多看两眼, "worth a careful
-read"; 略读即可, 整体可以快速过, 不必逐行细看, 扫一眼就够了, "safe to skim"), so the phrases
-are built from two concepts rather than listed: a *close* reading (细/逐行/仔细/精 + 读/看,
-"careful", "line by line") and a *light* one (扫/瞄/粗看/浏览/过一眼 + 即可/就够了, 略读,
-"skim", "glance"). A negated close reading (不必逐行细看, "no need to read closely") is a
-light one; negations are tried first.
+Reviewers say it in endless words (建议精读, 值得逐行读一遍, 可以多看两眼, 对照着读一遍,
+"worth a careful read", "close-read"; 略读即可, 整体可以快速过, 不必逐行细看, 扫一眼就够了,
+了解思路即可, "safe to skim", "a quick pass"), so the phrases are built from two concepts
+rather than listed: a *close* reading (细/逐行/仔细/精/对照 + 读/看, a recommended read-through
+建议……读一遍 that is not quick, "careful", "read … line by line") and a *light* one
+(扫/瞄/粗看/浏览/过一眼 + 即可/就够了, 略读, knowing the conclusion, "skim", "glance"). A
+negated close reading (不必逐行细看, 没什么需要细看, "doesn't need a careful review") is a
+light one; negations are tried first. "line by line" and "in detail" count only after a
+reading verb: "the loop walks the list line by line" describes code, not the reader.
 
 Advice is often scoped: "做调度的同学值得精读，其他人略读即可". Each phrase is read with its
-clause: readers named before it make it advice for them (`detail="for:<readers>"`), "其他人",
-"the rest" make it advice for everyone else (`detail="others"`). The PR's one
-`kg:readingAdvice` is the advice for a general reader: the one given to "the others" when
-there is one, else the first unscoped phrase, else the first phrase.
+clause: readers named before it make it advice for them (`detail="for:<readers>"`), as does
+a condition on the reader in the clause before ("如果你在做调度，值得精读", "If you own the
+scheduler, read this closely"); "其他人", "否则", "the rest", "otherwise" make it advice for
+everyone else (`detail="others"`). The PR's one `kg:readingAdvice` is the advice for a general
+reader: the one given to "the others" when there is one, else the first unscoped phrase, else
+the first phrase.
 """
 
 from __future__ import annotations
@@ -20,60 +25,106 @@ import regex
 
 from kgraph.model import Entry, Kind, Mention
 
-NEGATION = r"(?:不必|无需|无须|不用|不需要|没必要|不值得|不建议|用不着)"
-CLOSE_ZH = r"(?:逐行|逐句|仔细|认真|细细|细|精)(?:地)?(?:读|看|审|品)"
+NEGATION = (
+    r"(?:不必|无需|无须|不用|不需要|不太需要|没必要|不值得|不建议|用不着|没什么(?:需要|值得|好))"
+)
+# Reading one part against another (对照着读一遍, 按表格对照代码读) is a close reading too.
+CLOSE_ZH = (
+    r"(?:(?:逐行|逐句|逐段|一行行|仔细|认真)(?:地)?(?:读|看|审|品|过)"
+    r"|(?:细细|好好|反复|慢慢|细|精)(?:地)?(?:读|看|审|品))"
+    r"(?!(?:下来|之下|会|才|就|可以发现|能发现|发现))"  # 仔细看会发现: a narrative, not advice
+    r"|对照[^，,。；;！!\n]{0,12}?(?:读|看)|重点(?:读|看)|必读"
+)
+# "Read it through" counts only when recommended, and not quickly (建议快速过一遍 is light).
+RECOMMEND_ZH = (
+    r"(?:建议|值得|推荐|最好)(?:(?!快|粗|略|扫|瞄|浏览|大致|简单|随便)[^，,。；;！!\n]){0,16}?"
+    r"(?:通读|读(?:一遍|一下|完)|看一遍)"
+)
 LIGHT_ZH = (
-    r"(?:快速|粗略|大致|简单|整体)?(?:扫|瞄|瞟|过|浏览|翻|看)(?:一眼|一遍|一下|两眼|一过)"
+    r"(?:快速|粗略|大致|简单|整体)?(?:扫|瞄|瞟|过|浏览|翻|看)(?:一眼|一遍|一下|两眼|一过|一翻)"
     r"[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好|足矣)"
-    r"|略读|略看|略过|粗看|速读|快速浏览|浏览即可|可快速过|快速过|快速扫|扫一下|扫一眼"
-    r"|了解(?:一下)?(?:结论|新写法|即可)|知道结论|几分钟就能看完|一目了然"
-    r"|看个大概|过目即可|扫读|粗读|简单看看|看看就行|随便看看|瞄一眼|一带而过|无需深究|不用深究"
-    r"|(?:可以|可)跳过|不用细看|看(?:标题|描述|结论)就(?:够|行)"
+    r"|略读|略看|略过|粗看|速读|泛读|快速浏览|浏览即可|可快速过|快速过|快速扫|扫一下|扫一眼|扫过"
+    r"|了解(?:一下)?(?:结论|新写法|思路|意图|背景|用法|即可|就(?:行|好|够))|知道结论|知道(?:就行|即可)"
+    r"|几分钟就能看完|一目了然|一眼就能看(?:懂|明白|完)|心里有数|有个印象|走马观花|点到为止"
+    r"|看个大概|过目即可|扫读|粗读|简单看看|大致看看|看看就行|随便看看|瞄一眼|一带而过|无需深究|不用深究"
+    r"|(?:可以|可)跳过|不用细看|看(?:标题|描述|结论|测试)就(?:够|行)|不必花(?:太多|很多)?时间"
+    r"|(?:了解|知道|明白|看懂|理解|记住)[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好)"
+    r"|(?:可以|可)不看|不(?:用|必)(?:再)?看|不看也(?:行|可以|没关系)|翻翻|一扫而过|看看(?:即可|就好)"
 )
 SKIM_EN = (
     r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
-    r"|\bskim(?:ming|med)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b|\bquick (?:look|pass)\b"
-    r"|\bquick read\b|\bshort and mechanical\b|\bis easy\b|\beasy to follow\b"
-    r"|\blight read\b|\bskimmable\b|\bat a glance\b|\bnothing subtle\b|\bnot much to see\b"
-    r"|\bquick review\b|\bmechanical change\b|\bcan be skipped\b"
+    r"|(?:no need (?:to|for)|needn't|need not|(?:doesn't|does not|don't|do not) need(?: to)?)"
+    r"\s(?:[a-z]+\s){0,3}?"
+    r"(?:close(?:ly)?|careful(?:ly)?|line by line|deep(?:ly)?|in detail|study)\b"
+    r"|\bskim(?:ming|med|s)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b"
+    r"|\bquick (?:look|pass|read|scan|once-over)\b|\bonce-over\b|\bread (?:it )?quickly\b"
+    r"|\bshort and mechanical\b|\bis easy\b|\beasy to follow\b|\beasy read\b|\bbrief look\b"
+    r"|\blight read\b|\bskimmable\b|\bat a glance\b|\bnothing (?:subtle|tricky|to study)\b"
+    r"|\bnot much to see\b|\bquick review\b|\bmechanical change\b|\bcan be skipped\b"
+    r"|\bsafe to (?:skip|ignore)\b|\bcan (?:safely )?skip\b|\bskip\b(?= unless)"
 )
 CLOSE_EN = (
-    r"worth (?:a )?(?:careful |close(?:ly)? |slow )?read(?:ing)?(?: closely| carefully)?"
-    r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line)|\bline by line\b"
-    r"|\bclose read\b|\bcareful (?:read|look)\b|recommended reading|must[- ]read"
-    r"|deserves? a (?:careful |close )?look|\bworth (?:your|the) time\b|\bin detail\b"
-    r"|\bworth studying\b|\bcareful review\b|\btake your time\b|\bread (?:it )?slowly\b"
+    r"worth (?:a )?(?:careful |close(?:ly)? |slow |full |proper )?read(?:ing)?"
+    r"(?: closely| carefully| in full)?"
+    r"|worth (?:a |the )?(?:careful |close |closer |proper |good |hard |second )?look"
+    r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line|in full|end to end|slowly)"
+    r"|\b(?:read|review|go through|check|look at)\b[^.;,\n]{0,24}?"
+    r"\b(?:line by line|in detail|in depth|closely|carefully)\b"
+    r"|\bclose(?:r)?[- ](?:read|look|reading)\b"
+    r"|\bcareful(?:ly)? (?:read|look|review)|recommended reading|must[- ]read"
+    r"|deserves? (?:a )?(?:careful |close )?(?:look|read|attention)"
+    r"|\bworth (?:your|the) (?:time|attention)\b"
+    r"|\bworth studying\b|\bcareful review\b|\breview (?:it |this )?carefully\b|\btake your time\b"
+    r"|\bstudy (?:it|this|the (?:diff|change|code|logic))\b|\bpay (?:close )?attention to\b"
+    r"|\bworth digging into\b|\bgo through (?:it |this |the [a-z]+ )?carefully\b"
+    r"|\brequired reading\b|\bhighly recommended\b|\brecommended (?:for|to)\b|\bscrutin"
 )
-SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?{CLOSE_ZH}|{LIGHT_ZH}|{SKIM_EN}"
-CLOSE_READ = rf"{CLOSE_ZH}|值得一读|值得对照|多看(?:两|几)眼|值得细看|推荐阅读|{CLOSE_EN}"
+SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?(?:{CLOSE_ZH})|{LIGHT_ZH}|{SKIM_EN}"
+CLOSE_READ = (
+    rf"{CLOSE_ZH}|{RECOMMEND_ZH}|值得一(?:读|看)|值得(?:好好)?看看|值得对照|多看(?:两|几)眼|值得细看"
+    rf"|值得(?:花(?:点|些)?时间|研究|琢磨|推敲|深究)|(?:建议|值得)重点关注|花(?:点|些)?时间(?:读|看)"
+    rf"|推荐阅读|{CLOSE_EN}"
+)
 ADVICE = regex.compile(rf"(?P<skim>{SKIM})|(?P<close>{CLOSE_READ})", regex.IGNORECASE)
 # What every advice phrase contains; ADVICE, whose alternatives are tried at every
 # position, runs only on the clauses that hold one (a review has one or two).
 ANCHOR = regex.compile(
-    r"[读看扫瞄瞟览翻略细精逐]|过(?:一|目|[即，,。；;]|$)|速过|了解|了然|知道|几分钟|跳过|深究"
-    r"|skim|glance|skip|quick|read|look|mechanical|easy"
-    r"|careful|close|line by line|detail|studying|review|time|nothing|not much",
+    r"[读看扫瞄瞟览翻略细精逐审品]|过(?:一|目|[即，,。；;]|$)|速过|了解|了然|知道|几分钟|跳过|深究"
+    r"|有数|印象|走马|点到|时间|研究|琢磨|推敲|即可|就够|就行|就好|关注"
+    r"|skim|glance|skip|quick|read|look|mechanical|easy|need|once-over|ignore|attention|study"
+    r"|careful|close|line by line|detail|depth|studying|review|time|nothing|not much|digging"
+    r"|recommended|reading|scrutin",
     regex.IGNORECASE,
 )
 CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
 # Readers named in the phrase's clause, before it.
 CLAUSE_START = regex.compile(r"[。；;！!？?\n，,](?=[^。；;！!？?\n，,]*$)")
 OTHERS = regex.compile(
-    r"(?:其他人|其余人|其他同学|其余同学|其他读者|其余读者|其他|其余)(?!部分|地方|改动|代码)"
-    r"|\bthe rest\b|\bmost readers\b|\beveryone else\b|\bothers\b",
+    r"(?:其他人|其余人|其他同学|其余同学|其他读者|其余读者|别的同学|其他|其余|否则|不然)"
+    r"(?!的?(?:部分|地方|改动|代码|文件|测试|内容|逻辑))"
+    r"|\bthe rest\b|\bmost readers\b|\beveryone else\b|\beverybody else\b|\bothers\b"
+    r"|\bother readers\b|\botherwise\b",
     regex.IGNORECASE,
 )
+ROLE_ZH = r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉|改过|用到)"
 READERS_ZH = regex.compile(
-    r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉)[^，,。；;\n]{1,30}?"
-    r"(?:的)?(?:同学|人|读者|工程师|开发者|维护者|贡献者|团队)"
-    r"|[^，,。；;\n\s]{1,30}?(?:相关)?的(?:同学|读者|工程师|开发者|维护者|贡献者|团队)"
+    rf"{ROLE_ZH}[^，,。；;\n]{{1,30}}?(?:的)?(?:同学|人|读者|工程师|开发者|维护者|贡献者|团队)"
+    r"|[^，,。；;\n\s]{1,30}?(?:相关的?|方向的?|的)(?:同学|读者|工程师|开发者|维护者|贡献者|团队)"
 )
 READERS_EN = regex.compile(
-    r"\b(?:anyone|people|those|engineers?|maintainers?|readers?|folks|reviewers?)\s+"
-    r"(?:who|working on|touching|maintaining|owning|running|of|that)\b[^.;!?\n,]{2,60}"
-    r"|\bif you (?:own|maintain|touch|work on|run|review)\b[^.;!?\n,]{2,60}",
+    r"\b(?:anyone|people|those|engineers?|maintainers?|readers?|folks|reviewers?|owners?|authors?)\s+"
+    r"(?:who|working on|touching|maintaining|owning|running|of|that|on|in)\b[^.;!?\n,]{2,60}"
+    r"|\bif you(?:'re| are)? (?:own|maintain|touch|work on|run|review|care about|deal with|call|use"
+    r"|working on|touching|maintaining|debugging|debug)\b[^.;!?\n,]{2,60}"
+    r"|\b(?:(?!(?:for|to|if)\s)[\w/+-]+\s+){1,3}(?:folks|people|maintainers|owners|developers|engineers|users|authors|callers)\b",
     regex.IGNORECASE,
 )
+# A condition on the reader, in the clause before the advice: "如果你在做调度，值得精读".
+CONDITION_ZH = regex.compile(
+    rf"(?:如果|若|假如|要是|倘若)(?:你|您)?(?:是|正在|在)?{ROLE_ZH}[^，,。；;\n]{{1,30}}"
+)
+CONDITIONAL = ("如", "若", "假", "要", "倘", "对", "if", "for")
+CLAUSE_BEFORE = regex.compile(r"[^。；;！!？?\n，,]{2,40}[，,]\s*$")
 
 
 def extract_advice(entry: Entry) -> list[Mention]:
@@ -102,7 +153,9 @@ def _scope(text: str, start: int, end: int) -> str:
     """Whom the phrase at `start` addresses: "for:<readers>", "others" or "" (everyone)."""
     before = text[max(0, start - 60) : start]
     if cut := CLAUSE_START.search(before):
-        before = before[cut.end() :]
+        earlier, before = before[: cut.end()], before[cut.end() :]
+    else:
+        earlier = ""
     if OTHERS.search(before):
         return "others"
     if readers := READERS_ZH.search(before) or READERS_EN.search(before):
@@ -110,4 +163,10 @@ def _scope(text: str, start: int, end: int) -> str:
     after = text[end : end + 60].split("\n", 1)[0]  # "worth a careful read for anyone who…"
     if (readers := READERS_EN.search(after)) and readers.start() <= 5:
         return "for:" + " ".join(readers.group(0).split())
+    # The reader named by a condition in the clause just before ("If you own X, read…").
+    if clause := CLAUSE_BEFORE.search(earlier):
+        prior = clause.group(0).strip(" ，,")
+        named = CONDITION_ZH.search(prior) or READERS_ZH.search(prior) or READERS_EN.search(prior)
+        if named and prior.lower().startswith(CONDITIONAL):
+            return "for:" + " ".join(prior.split())
     return ""
