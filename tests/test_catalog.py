@@ -203,18 +203,6 @@ ex:dis a kg:Topic ; skos:prefLabel "Disaggregation" ; skos:altLabel "PD" .
     assert pd is not None and "PD" not in pd.aliases
 
 
-def test_topics_user_table_marks_a_library(tmp_path: Path) -> None:
-    user = tmp_path / "topics.ttl"
-    user.write_text(
-        PREFIXES + 'ex:lmcache a kg:Topic, kg:Library ; skos:prefLabel "LMCache" .\n'
-        'ex:scheduler a kg:Topic ; skos:prefLabel "scheduler" .\n',
-        "utf-8",
-    )
-    topics = {t.label: t for t in load_knowledge([], [user]).topics}
-    assert topics["LMCache"].library and not topics["scheduler"].library
-    assert topics["gloo"].library and not topics["KV cache"].library  # the built-in table
-
-
 def test_topics_table_file_is_the_packaged_one() -> None:
     assert (SCHEMAS / "topics.ttl").read_text("utf-8").count("a kg:Topic") == len(
         builtin_knowledge().topics

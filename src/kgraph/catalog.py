@@ -121,7 +121,6 @@ class Combination:
 class Topic:
     label: str
     aliases: tuple[str, ...] = ()
-    library: bool = False  # a `kg:Library`: a summary that names it is about it too
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,12 +531,10 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
     """Topics by label; a later file adds aliases, and takes over an alias it redefines."""
     aliases: dict[str, list[str]] = {}
     owner: dict[str, str] = {}
-    libraries: set[str] = set()
     for source, text in sources:
         doc = _parse(source, text)
         if not doc.typed(KG + "Topic"):
             raise CatalogError(source, 1, "no kg:Topic in this file")
-        library_subjects = set(doc.typed(KG + "Library"))
         for subject in doc.typed(KG + "Topic"):
             labels = [
                 t.text.strip() for t in doc.texts(subject, SKOS + "prefLabel") if t.text.strip()
@@ -550,8 +547,6 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
                 )
             label = owner.get(_fold(labels[0]), labels[0])
             aliases.setdefault(label, [])
-            if subject in library_subjects:
-                libraries.add(label)
             owner[_fold(label)] = label
             for alt in doc.texts(subject, SKOS + "altLabel"):
                 name = alt.text.strip()
@@ -563,7 +558,7 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
                     if name not in aliases[label]:
                         aliases[label].append(name)
     return [
-        Topic(label, tuple(sorted(aliases[label])), label in libraries) for label in sorted(aliases)
+        Topic(label, tuple(sorted(aliases[label]))) for label in sorted(aliases)
     ]
 
 

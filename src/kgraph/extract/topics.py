@@ -57,28 +57,15 @@ NAMED_API = regex.compile(r"(?<![\w./\-])[A-Z][A-Za-z0-9]+ API\b")
 
 
 def extract_topics(entry: Entry, knowledge: Knowledge) -> list[Mention]:
-    """Topics of the title (table names and component shapes), and the libraries the
-    summary names.
+    """Topics of the title: table names and component shapes.
 
     The title says what the PR is about; a summary names many components in passing, so
-    it is read for libraries only (`kg:Library` in the table): a review names one when the
-    change is about how the code uses it. Measured with the same shapes and table, all of a
-    summary's names would add 19 topics to the seeds and 35 to dev, none of them gold, and on
-    tests/data/prose/tune, whose gold does list summary components, 62 right against 83
-    wrong; its libraries alone add 20 right against 2 wrong there, nothing to the seeds and
-    one wrong to dev.
+    it is not read. Measured with the same shapes and table: summary names added 19 topics
+    to the seeds and 35 to dev, none of them gold, and on tests/data/prose/tune, whose gold
+    does list summary components, 62 right against 83 wrong (a precision near 0.43). Even
+    the libraries a summary names alone (psutil, pydantic) add one wrong topic to dev.
     """
-    title = _topics(entry.title, Field.TITLE, knowledge)
-    libraries = {t.label for t in knowledge.topics if t.library}
-    if not libraries:
-        return title
-    seen = {m.key for m in title}
-    named = []
-    for mention in _topics(entry.text, Field.TEXT, knowledge):
-        if mention.key in libraries and mention.key not in seen:
-            seen.add(mention.key)
-            named.append(mention)
-    return sorted([*title, *named])
+    return _topics(entry.title, Field.TITLE, knowledge)
 
 
 def _topics(text: str, field: Field, knowledge: Knowledge) -> list[Mention]:
