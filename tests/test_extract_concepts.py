@@ -87,10 +87,34 @@ def test_concepts_recognised_in_real_sentences(concept_id: str, sentence: str) -
         ("reject", "The server no longer rejects an empty prompt."),
         ("unchanged", "没有保持不变的部分。"),
         ("retry", "The client does not retry."),
+        # a contrast denies its whole clause, however far the concept sits from it
+        ("stale", "这是一次主动的全量清空，并不是在下次查找时才识别出过期嵌入再丢弃。"),
+        ("early", "The pool is sized from the config rather than by a probe that runs at start-up."),
+        # the old side of a replacement is what the change removes
+        ("assert", "原来的 `assert prompt_text is None` 改成了真正抛出的 `ValueError`。"),
+        ("fallback", "The PR replaces the silent fallback with a hard error."),
     ],
 )
 def test_concepts_negated_in_their_clause_are_not_stated(concept_id: str, sentence: str) -> None:
     assert concept_id not in concepts_in(sentence)
+
+
+@pytest.mark.parametrize(
+    ("concept_id", "sentence"),
+    [
+        # a contrast ends at its quotation: "A 而非 B" + "C" says C
+        ("invalid-input", '"按层名身份而非 region 索引路由" + "缺失即响亮失败"的设计值得借鉴。'),
+        # nor does it reach past its clause: "不再 X，而是 Y" states Y
+        ("reject", "不再悄悄截断过长的 prompt，而是直接抛 `ValueError`。"),
+        # a concept that names the alternative turned away from is stated by the contrast
+        ("position", "路由按层名身份而非 region 索引。"),
+        ("position", "Blocks are matched by name, no longer by their position in the list."),
+        # the new side of a replacement is stated
+        ("reject", "原来的告警分支也改成了直接抛 `ValueError`。"),
+    ],
+)
+def test_concepts_beside_a_contrast_are_stated(concept_id: str, sentence: str) -> None:
+    assert concept_id in concepts_in(sentence)
 
 
 # Sentences that apply a pattern, in words the pattern's own cues were not written for.
