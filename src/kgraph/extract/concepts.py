@@ -38,7 +38,9 @@ NEGATION_REACH_EN = 24
 # words: "并不是在下次查找时才识别出过期嵌入再丢弃" does not lazily invalidate. It reaches
 # to the start of its clause, or of a quotation it sits in (`"A 而非 B" + "C"` contrasts A
 # with B only), up to this many characters before the cue.
-CONTRAST_ZH = regex.compile(r"不再|并不是|不是|而不是|并非|而非")
+# A bare 没有 stays a near negation: it often only qualifies a noun ("没有覆盖该方法的第三方
+# 连接器行为不变"), where 并没有 denies what its clause says.
+CONTRAST_ZH = regex.compile(r"不再|并不是|不是|而不是|并非|而非|并没有|并未|未能|没能")
 CONTRAST_EN = regex.compile(
     r"\b(?:no longer|instead of|rather than|not because|is not|are not|isn't|aren't)\b",
     regex.IGNORECASE,

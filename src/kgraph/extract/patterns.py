@@ -13,7 +13,9 @@ The mention spans the clause (or clauses) around the evidence, so a reader sees 
 that shows the pattern. Its confidence (`kg:confidence` on the mention) is the best evidence of
 each kind in that span, cue and concepts combined as independent evidence; a mention below the
 knowledge's `pattern_threshold` is dropped. A sentence that suggests ("建议对 X 增加一条断言",
-"consider adding…") gives advice for later, not evidence, from its suggestion cue on.
+"consider adding…", any 建议 whose clause is not about reading) gives advice for later, not
+evidence, from its suggestion cue on; a cue whose match runs over a "不再" matches what the
+change stops doing, and is not evidence either.
 """
 
 from __future__ import annotations
@@ -31,9 +33,14 @@ from kgraph.model import Entry, Field, Incomplete, Kind, Mention
 
 SUGGESTION = regex.compile(
     r"建议(?:先|补|对|增加|顺手|后续|同时跟进|再|收敛|统一|改为|改成|把|将|加|给|拆|合并|引入|去掉|删|也)|可考虑|可以考虑|考虑(?:把|在|将)|后续可|若要|若计划|请补|补测"
+    # any other 建议 whose clause is not about reading (建议精读, 建议重点关注…: advice)
+    r"|建议(?![^，,；;。：:]*(?:读|看|关注|了解|浏览|跳过|略过|扫))"
     r"|TODO|落地前|\bconsider\b|\bcould\b|\bfollow-?ups?\b|\bnext step",
     regex.IGNORECASE,
 )
+# A cue whose match runs over a "no longer" ("非法值不再只打一条 warning 并回落") matches what
+# the change stops doing. (A contrast inside a cue, "按层名身份而非 region 索引", is its point.)
+NO_LONGER = regex.compile(r"不再|\bno longer\b", regex.IGNORECASE)
 # A combination's concepts spread over clauses of a sentence are weaker evidence than in one.
 SPREAD = 0.9
 
@@ -156,7 +163,11 @@ def _cue_evidence(
             stopped.append(stopped_cue(cue.source, f"pattern {pattern_id}", cue.where, cue.timeout))
             continue
         for a, b in spans:
-            if not _inside(a, suggested) and not negated(text, a):
+            if (
+                not _inside(a, suggested)
+                and not negated(text, a)
+                and NO_LONGER.search(text, a + 1, b) is None
+            ):
                 start, end = (0, len(text)) if whole else _clause_around(p, a, b)
                 weight = weight_of.get(pattern_id, CUE_WEIGHT)
                 evidence[pattern_id].append((start, end, "cue:" + text[a:b], weight))
