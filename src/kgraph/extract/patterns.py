@@ -183,9 +183,14 @@ def _concept_evidence(
     stopped: list[str],
 ) -> dict[str, list[Evidence]]:
     """Combinations whose concepts all occur in one sentence (or in the whole title)."""
-    if not knowledge.combinations or not _combination_possible(text, knowledge):
+    needed = _concepts_needed(text, knowledge)
+    if not needed:
         return {}
-    hits = [h for h in find_concepts(text, knowledge, stopped) if not _inside(h.start, suggested)]
+    hits = [
+        h
+        for h in find_concepts(text, knowledge, stopped, only=needed)
+        if not _inside(h.start, suggested)
+    ]
     if not hits:
         return {}
     anywhere = {h.concept for h in hits}
@@ -218,13 +223,19 @@ def _concept_evidence(
     return evidence
 
 
-def _combination_possible(text: str, knowledge: Knowledge) -> bool:
-    """Whether the concepts whose cues may match the text (`kgraph.cues`, a superset) hold
-    some combination: when none, running the concept cues cannot show a pattern (a third
-    of the texts of the generated corpus)."""
+def _concepts_needed(text: str, knowledge: Knowledge) -> set[str]:
+    """The concepts of the combinations that the concepts whose cues may match the text
+    (`kgraph.cues`, a superset) could complete: only their cues need to run. When there are
+    none, running the concept cues cannot show a pattern (a third of the texts of the
+    generated corpus); a concept of no possible combination is a third of the cues run."""
     cue_concept = knowledge.concept_cues
     possible = {cue_concept[i][0] for i in knowledge.concept_gate.candidates(text)}
-    return any(possible.issuperset(c.concepts) for c in knowledge.combinations)
+    return {
+        concept
+        for c in knowledge.combinations
+        if possible.issuperset(c.concepts)
+        for concept in c.concepts
+    }
 
 
 def _clauses_of(
