@@ -33,8 +33,9 @@ from kgraph.model import Entry, Field, Incomplete, Kind, Mention
 
 SUGGESTION = regex.compile(
     r"建议(?:先|补|对|增加|顺手|后续|同时跟进|再|收敛|统一|改为|改成|把|将|加|给|拆|合并|引入|去掉|删|也)|可考虑|可以考虑|考虑(?:把|在|将)|后续可|若要|若计划|请补|补测"
-    # any other 建议 whose clause is not about reading (建议精读, 建议重点关注…: advice)
-    r"|建议(?![^，,；;。：:]*(?:读|看|关注|了解|浏览|跳过|略过|扫))"
+    # any other 建议 whose clause is not about reading (建议精读, 建议重点关注…: advice), the
+    # reading word looked for within a bounded reach, so that the search stays linear
+    r"|建议(?![^，,；;。：:]{0,40}(?:读|看|关注|了解|浏览|跳过|略过|扫))"
     r"|TODO|落地前|\bconsider\b|\bcould\b|\bfollow-?ups?\b|\bnext step",
     regex.IGNORECASE,
 )
