@@ -69,7 +69,220 @@ CONCEPT_SENTENCES = {
     "fallback": ["缺少内核时退回纯 torch 实现。", "The pass falls back to the plain kernel."],
     "assert": ["这里用 `assert` 钉死前提。", "The builder asserts that the field is set."],
     "copy": ["先深拷贝一份配置。", "It works on a copy of the params."],
+    # the rest of the catalog, in sentences from the tune splits, the seeds and dev where they
+    # say it plainly, else in their style
+    "added": [
+        "`KVTransferConfig` 新增一个字段 `kv_load_failure_policy`。",
+        "The PR adds a boolean field `assume_32_bit_indexing` to `DynamicShapesConfig`.",
+    ],
+    "atomic": [
+        "写入先落到临时文件再整体替换，读者要么看到旧文件要么看到新文件。",
+        (
+            "It writes to a per-process temp file and then calls `os.replace`, which swaps the "
+            "file in a single step."
+        ),
+    ],
+    "branch-chain": [
+        "`ModelRunner` 里那串按设备类型分派的 if/elif 分支链被一张表取代。",
+        "`ModelRunner` carried a six-way if/elif ladder from device type to collective backend.",
+    ],
+    "capability": [
+        "能力由连接器类型自己声明，调度器只管问。",
+        "Each backend declares `supports_update_block_table` and the builder asks it.",
+    ],
+    "clear": [
+        "重置时把请求自己的 `transfer_jobs` 一并清空。",
+        "Once waited on, the event is reset to `None`, so each event guards exactly one hand-off.",
+    ],
+    "coalesce": [
+        "同一个键的并发查找只发起一次请求，后来者复用在途的探针。",
+        "Concurrent lookups of the same key now share one in-flight request.",
+    ],
+    "config-source": [
+        "KV 精度直接从检查点的量化配置里读出。",
+        "The head dimension is read from the checkpoint's config.",
+    ],
+    "decouple": [
+        "现在怎么取缓存与缓存里装的是什么各管各的，两件事从此互不牵扯。",
+        (
+            "The device-side timeout is left alone, which means the NCCL and gloo timeouts can "
+            "now be tuned independently."
+        ),
+    ],
+    "default": [
+        "用户没有设置时，超时默认仍是 600 秒。",
+        "Existing callers are unaffected because the new keyword defaults to `None`.",
+    ],
+    "enumerate-types": [
+        "原先靠 `isinstance(allocator, SWATokenToKVPoolAllocator)` 逐个判断缓存类型。",
+        "The dispatcher ran `isinstance` checks on each backend class in turn.",
+    ],
+    "estimate": [
+        "无论上游怎么估算可存 token，能存的 chunk 数都不会超过实际持有的块。",
+        "The scheduler allocates by the estimated number of blocks the prompt will need.",
+    ],
+    "existing": [
+        "字段加在现有的 `DynamicShapesConfig` 上，没有另起配置类。",
+        (
+            "No new loader entry point was added, the existing function simply learned one more "
+            "argument."
+        ),
+    ],
+    "explicit": [
+        "用户写下的 false 总能压过默认值，显式设置一律以用户的为准。",
+        "A value the user sets explicitly always wins over the one derived from the model.",
+    ],
+    "failure": [
+        "在不支持对称内存的环境里初始化失败时，进程会在启动时崩掉。",
+        "On GPUs that lack multicast the allocation fails with a `RuntimeError`.",
+    ],
+    "fill-unset": [
+        "优化级别只填补仍为 `None` 的字段，用户给过的值原样保留。",
+        "The optimization level only fills the fields the user left unset.",
+    ],
+    "identity": [
+        "核心判断是「用全局唯一的身份当键，而不是节点内的相对位置」。",
+        "The connector now matches regions by layer name, a stable identity across ranks.",
+    ],
+    "infer": [
+        "没有显式给出时，按 checkpoint 的量化配置自动选定 KV 精度。",
+        "When the flag is absent the dtype is inferred from the checkpoint.",
+    ],
+    "instead-of-new": [
+        "执行器直接用 renderer 已有的 `_executor`，没有另开线程池。",
+        "The policy rides on the existing config rather than introducing a separate flag.",
+    ],
+    "invariant": [
+        "这一前提被钉死：一个块在任意时刻只属于一个请求。",
+        "The fix makes the invariant explicit: a negative draft id is never accepted.",
+    ],
+    "lazy": [
+        "其他 ubatch 等到下一次发现尺寸不够时再各自扩容。",
+        (
+            "Nothing deletes the old artifacts: the next lookup computes a different hash and "
+            "compiles afresh."
+        ),
+    ],
+    "lenient": [
+        "配置或环境变量给了非法值时只打一条 warning 并回落到默认值。",
+        "An unrecognised value logs a warning and continues with the default cache dtype.",
+    ],
+    "means": [
+        "`None` 表示调用方没有给出上限。",
+        "A negative block id means the slot was never filled.",
+    ],
+    "must": [
+        "缓存清理必须排在排空之后，否则仍在运行的请求会引用已被清掉的块。",
+        "The abort must be applied before the next step is scheduled.",
+    ],
+    "name-lookup": [
+        "启动时按名字查到后端类并延迟导入。",
+        "The backend class is looked up by name at start-up and imported lazily.",
+    ],
+    "no-crash": [
+        "导入失败时记一条日志继续服务，而不是让进程崩溃。",
+        "If nothing survives, the engine keeps running without CUDA graphs instead of crashing.",
+    ],
+    "not-silent": [
+        "拼错的编译选项不再被悄悄吞掉。",
+        "A builder that forgets to fill the field fails immediately instead of silently syncing.",
+    ],
+    "override": [
+        "它像 `dataclasses.replace` 一样复制源 spec，只改写 `block_size` 一个字段。",
+        "The helper builds the result with `replace(...)` and the given overrides.",
+    ],
+    "parameter": [
+        "离线入口 `LLM` 的构造函数加了同名关键字参数。",
+        "The method gains one more optional argument, `timeout`.",
+    ],
+    "partial": [
+        "中途被打断后续跑时，只补跑缺结果的组合。",
+        "Only the failed blocks are recomputed; the ones that loaded are kept.",
+    ],
+    "path": [
+        "块的归还因此只剩一条路径。",
+        "Only one path frees the blocks now.",
+    ],
+    "position": [
+        "以前靠形参次序对上实参，漏传一个就整体错位。",
+        "The KV engine id uses the local rank as its position within the node.",
+    ],
+    "registry": [
+        "新后端只需在注册表里按名字登记类路径。",
+        "Each backend is registered by name in the attention registry.",
+    ],
+    "scope": [
+        "配置只在这个 `with` 上下文期间有效，退出即撤下。",
+        (
+            "The config is installed for exactly the duration of the reset and taken away again "
+            "when the block exits."
+        ),
+    ],
+    "separately": [
+        "两个超时从此各自调节，互不影响。",
+        "The two timeouts are tuned independently from now on.",
+    ],
+    "side-effect": [
+        "块只在 `_free_blocks` 一个函数里归还。",
+        "The blocks are freed in one place, `_free_blocks`.",
+    ],
+    "single-path": [
+        "所有路径都走到同一个收尾函数，登记必须放在每一步都会经过的钩子里。",
+        "Every path goes through one function, `structured_outputs_from_response_format()`.",
+    ],
+    "stale": [
+        "过时的映射在读取时被识别出来并丢弃。",
+        (
+            'The module docstring states the rule as "a stale plan costs nothing and is never '
+            'trusted".'
+        ),
+    ],
+    "state": [
+        "用三个具名状态替代「是否已加载」的布尔判断。",
+        "The streaming state records which channel the parser is in.",
+    ],
+    "synchronize": [
+        "阶段之间靠 `_staged_barrier` 同步，第二轮以不带超时的屏障对齐。",
+        "The test blocks until a marker file is deleted, then issues the abort.",
+    ],
+    "test": [
+        "新测试覆盖了注册自定义后端与 Mamba 后端两条路径。",
+        "The new test reloads the envs module so that each case sees a fresh value.",
+    ],
+    "transition": [
+        "每个分支处理完一个阶段后显式写下一个状态，推进到下一个阶段。",
+        "Each handler finishes its phase and then advances to the next one.",
+    ],
+    "undo": [
+        "任何一步失败时，把已占的块全部归还。",
+        "On any exception the method aborts everything added so far before re-raising.",
+    ],
+    "unknown": [
+        "遇到不认识的键直接报错。",
+        "Any other dict logs a warning that lists the supported values.",
+    ],
+    "untouched": [
+        "原来的配置对象不被改动，调用方手里的那份保持原样。",
+        "Cached blocks still go through `append_n`, so LRU eviction order is untouched.",
+    ],
+    "validate": [
+        "反序列化时按 schema 校验每个字段。",
+        "The field is checked against the allowed range when the request is parsed.",
+    ],
+    "without-fix": [
+        "回归测试放到修复前的代码上必然失败。",
+        "The regression test fails deterministically without the fix.",
+    ],
 }
+
+
+def test_concepts_every_concept_has_sentences_in_both_languages() -> None:
+    def language(sentence: str) -> str:
+        return "zh" if any("\u4e00" <= ch <= "\u9fff" for ch in sentence) else "en"
+
+    covered = {(c, language(s)) for c, sentences in CONCEPT_SENTENCES.items() for s in sentences}
+    missing = [(c, lang) for c in CONCEPT_IDS for lang in ("zh", "en") if (c, lang) not in covered]
+    assert not missing
 
 
 @pytest.mark.parametrize(
@@ -87,10 +300,37 @@ def test_concepts_recognised_in_real_sentences(concept_id: str, sentence: str) -
         ("reject", "The server no longer rejects an empty prompt."),
         ("unchanged", "没有保持不变的部分。"),
         ("retry", "The client does not retry."),
+        # a contrast denies its whole clause, however far the concept sits from it
+        ("stale", "这是一次主动的全量清空，并不是在下次查找时才识别出过期嵌入再丢弃。"),
+        (
+            "early",
+            "The pool is sized from the config rather than by a probe that runs at start-up.",
+        ),
+        # the old side of a replacement is what the change removes
+        ("assert", "原来的 `assert prompt_text is None` 改成了真正抛出的 `ValueError`。"),
+        ("fallback", "The PR replaces the silent fallback with a hard error."),
     ],
 )
 def test_concepts_negated_in_their_clause_are_not_stated(concept_id: str, sentence: str) -> None:
     assert concept_id not in concepts_in(sentence)
+
+
+@pytest.mark.parametrize(
+    ("concept_id", "sentence"),
+    [
+        # a contrast ends at its quotation: "A 而非 B" + "C" says C
+        ("invalid-input", '"按层名身份而非 region 索引路由" + "缺失即响亮失败"的设计值得借鉴。'),
+        # nor does it reach past its clause: "不再 X，而是 Y" states Y
+        ("reject", "不再悄悄截断过长的 prompt，而是直接抛 `ValueError`。"),
+        # a concept that names the alternative turned away from is stated by the contrast
+        ("position", "路由按层名身份而非 region 索引。"),
+        ("position", "Blocks are matched by name, no longer by their position in the list."),
+        # the new side of a replacement is stated
+        ("reject", "原来的告警分支也改成了直接抛 `ValueError`。"),
+    ],
+)
+def test_concepts_beside_a_contrast_are_stated(concept_id: str, sentence: str) -> None:
+    assert concept_id in concepts_in(sentence)
 
 
 # Sentences that apply a pattern, in words the pattern's own cues were not written for.

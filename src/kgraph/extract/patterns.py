@@ -13,7 +13,9 @@ The mention spans the clause (or clauses) around the evidence, so a reader sees 
 that shows the pattern. Its confidence (`kg:confidence` on the mention) is the best evidence of
 each kind in that span, cue and concepts combined as independent evidence; a mention below the
 knowledge's `pattern_threshold` is dropped. A sentence that suggests ("建议对 X 增加一条断言",
-"consider adding…") gives advice for later, not evidence, from its suggestion cue on.
+"consider adding…", any 建议 whose clause is not about reading) gives advice for later, not
+evidence, from its suggestion cue on; a cue whose match runs over a "不再" matches what the
+change stops doing, and is not evidence either.
 """
 
 from __future__ import annotations
@@ -31,9 +33,15 @@ from kgraph.model import Entry, Field, Incomplete, Kind, Mention
 
 SUGGESTION = regex.compile(
     r"建议(?:先|补|对|增加|顺手|后续|同时跟进|再|收敛|统一|改为|改成|把|将|加|给|拆|合并|引入|去掉|删|也)|可考虑|可以考虑|考虑(?:把|在|将)|后续可|若要|若计划|请补|补测"
+    # any other 建议 whose clause is not about reading (建议精读, 建议重点关注…: advice), the
+    # reading word looked for within a bounded reach, so that the search stays linear
+    r"|建议(?![^，,；;。：:]{0,40}(?:读|看|关注|了解|浏览|跳过|略过|扫))"
     r"|TODO|落地前|\bconsider\b|\bcould\b|\bfollow-?ups?\b|\bnext step",
     regex.IGNORECASE,
 )
+# A cue whose match runs over a "no longer" ("非法值不再只打一条 warning 并回落") matches what
+# the change stops doing. (A contrast inside a cue, "按层名身份而非 region 索引", is its point.)
+NO_LONGER = regex.compile(r"不再|\bno longer\b", regex.IGNORECASE)
 # A combination's concepts spread over clauses of a sentence are weaker evidence than in one.
 SPREAD = 0.9
 
@@ -156,7 +164,11 @@ def _cue_evidence(
             stopped.append(stopped_cue(cue.source, f"pattern {pattern_id}", cue.where, cue.timeout))
             continue
         for a, b in spans:
-            if not _inside(a, suggested) and not negated(text, a):
+            if (
+                not _inside(a, suggested)
+                and not negated(text, a)
+                and NO_LONGER.search(text, a + 1, b) is None
+            ):
                 start, end = (0, len(text)) if whole else _clause_around(p, a, b)
                 weight = weight_of.get(pattern_id, CUE_WEIGHT)
                 evidence[pattern_id].append((start, end, "cue:" + text[a:b], weight))
@@ -172,9 +184,14 @@ def _concept_evidence(
     stopped: list[str],
 ) -> dict[str, list[Evidence]]:
     """Combinations whose concepts all occur in one sentence (or in the whole title)."""
-    if not knowledge.combinations or not _combination_possible(text, knowledge):
+    needed = _concepts_needed(text, knowledge)
+    if not needed:
         return {}
-    hits = [h for h in find_concepts(text, knowledge, stopped) if not _inside(h.start, suggested)]
+    hits = [
+        h
+        for h in find_concepts(text, knowledge, stopped, only=needed)
+        if not _inside(h.start, suggested)
+    ]
     if not hits:
         return {}
     anywhere = {h.concept for h in hits}
@@ -207,13 +224,19 @@ def _concept_evidence(
     return evidence
 
 
-def _combination_possible(text: str, knowledge: Knowledge) -> bool:
-    """Whether the concepts whose cues may match the text (`kgraph.cues`, a superset) hold
-    some combination: when none, running the concept cues cannot show a pattern (a third
-    of the texts of the generated corpus)."""
+def _concepts_needed(text: str, knowledge: Knowledge) -> set[str]:
+    """The concepts of the combinations that the concepts whose cues may match the text
+    (`kgraph.cues`, a superset) could complete: only their cues need to run. When there are
+    none, running the concept cues cannot show a pattern (a third of the texts of the
+    generated corpus); a concept of no possible combination is a third of the cues run."""
     cue_concept = knowledge.concept_cues
     possible = {cue_concept[i][0] for i in knowledge.concept_gate.candidates(text)}
-    return any(possible.issuperset(c.concepts) for c in knowledge.combinations)
+    return {
+        concept
+        for c in knowledge.combinations
+        if possible.issuperset(c.concepts)
+        for concept in c.concepts
+    }
 
 
 def _clauses_of(
