@@ -12,7 +12,6 @@ import marshal
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from urllib.parse import quote
 
@@ -93,14 +92,18 @@ class GraphView(Protocol):
 class KnowledgeGraph:
     """Nodes by id, and edges by source; iteration is always in sorted order.
 
-    Each source's edges are kept in the order they were linked, a repeat included until
-    the edges are next read, when each group is made unique and sorted. A set of every
-    edge took 134 MB for its table alone at 100k entries, and grouping it by source for the
-    writers visited 4 million edges in hash order, a cache miss each (7 s).
+    Each source's edges are kept flat, in the order they were linked: relation, target,
+    relation, target… (the source is the group's), a repeat included until the edges are
+    next read, when each group is made unique and sorted. An `Edge` tuple per edge took 72
+    bytes (the tuple and its slot), a flat pair takes 16: at 100k entries, 2.9 million
+    edges, 160 MB of a 1.6 GB peak. Readers get `Edge` tuples, made as each source's edges
+    are read (`out_edges`) and dropped with them. A set of every edge took 134 MB for its
+    table alone at 100k entries, and grouping it by source for the writers visited 4
+    million edges in hash order, a cache miss each (7 s).
     """
 
     nodes: dict[str, Node] = field(default_factory=dict)
-    _out: dict[str, list[Edge]] = field(default_factory=dict, init=False, repr=False)
+    _out: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
     _settled: bool = field(default=True, init=False, repr=False)  # no repeat, groups sorted
 
     def add(self, node: Node) -> str:
@@ -115,22 +118,21 @@ class KnowledgeGraph:
         return node.id
 
     def link(self, source: str, relation: str, target: str) -> None:
-        """The tuple is made directly, as `Edge(...)` goes through a Python-level `__new__`
-        (a 100k-entry build links 5 million times). Ids are not interned: the linker passes
-        each entity's id string as made once (`link._add_pull_request`), and interning a
-        million mention ids cost time (1 s of 20 at 100k entries) and saved no memory."""
-        edge = _new_tuple(Edge, (source, relation, target))
+        """Ids are not interned: the linker passes each entity's id string as made once
+        (`link._add_pull_request`), and interning a million mention ids cost time (1 s of
+        20 at 100k entries) and saved no memory."""
         if (out := self._out.get(source)) is None:
-            self._out[source] = [edge]
+            self._out[source] = [relation, target]
         else:
-            out.append(edge)
+            out.append(relation)
+            out.append(target)
             self._settled = False
 
     def __eq__(self, other: object) -> bool:
         """The same nodes and edges, whatever the order they were added in."""
         if not isinstance(other, KnowledgeGraph):
             return NotImplemented
-        return self.nodes == other.nodes and self.out_edges() == other.out_edges()
+        return self.nodes == other.nodes and self._settle() == other._settle()
 
     @property
     def edges(self) -> frozenset[Edge]:
@@ -139,30 +141,31 @@ class KnowledgeGraph:
         return frozenset(edge for edges in self.out_edges().values() for edge in edges)
 
     def edge_count(self) -> int:
-        return sum(map(len, self.out_edges().values()))
+        return sum(map(len, self._settle().values())) // 2
 
     def sorted_nodes(self) -> list[Node]:
         return [self.nodes[k] for k in sorted(self.nodes)]
 
     def sorted_edges(self) -> list[Edge]:
-        out = self.out_edges()
-        return [edge for source in sorted(out) for edge in out[source]]
+        out = self._settle()
+        return [edge for source in sorted(out) for edge in _edges(source, out[source])]
 
     def edge_groups(self) -> Iterable[Sequence[Edge]]:
         """Every edge, grouped by source, in no particular order, an edge linked twice maybe
         twice: the cheapest way through all of them, for a pass that collects sets."""
-        return self._out.values()
+        return (_edges(source, flat) for source, flat in self._out.items())
 
     def out_edges(self) -> Mapping[str, list[Edge]]:
-        """Each source's edges, without repeats, sorted by relation and target; read-only."""
+        """Each source's edges, without repeats, sorted by relation and target; read-only,
+        and made anew at each look-up (keep what you read more than once)."""
+        return EdgeLists(self._settle())
+
+    def _settle(self) -> dict[str, list[str]]:
         if not self._settled:
-            by_relation_and_target = itemgetter(1, 2)  # a key sorts far faster than __lt__
-            out = self._out
-            for source, edges in out.items():
-                if len(edges) > 1:
-                    if len(unique := set(edges)) != len(edges):
-                        edges = out[source] = list(unique)
-                    edges.sort(key=by_relation_and_target)
+            for flat in self._out.values():
+                if len(flat) > 2:
+                    pairs = set(zip(flat[0::2], flat[1::2], strict=True))
+                    flat[:] = [part for pair in sorted(pairs) for part in pair]
             self._settled = True
         return self._out
 
@@ -173,7 +176,8 @@ class KnowledgeGraph:
         return (n for n in self.sorted_nodes() if n.kind == kind)
 
     def out(self, source: str, relation: str) -> list[str]:
-        return [e.target for e in self.out_edges().get(source, ()) if e.relation == relation]
+        flat = self._settle().get(source, ())
+        return [flat[i + 1] for i in range(0, len(flat), 2) if flat[i] == relation]
 
     def counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -196,6 +200,50 @@ class KnowledgeGraph:
 
 
 _new_tuple = tuple.__new__
+
+
+def _edges(source: str, flat: Sequence[str]) -> list[Edge]:
+    """A source's flat relation, target… list as `Edge` tuples. The tuple is made directly,
+    as `Edge(...)` goes through a Python-level `__new__`."""
+    return [_new_tuple(Edge, (source, flat[i], flat[i + 1])) for i in range(0, len(flat), 2)]
+
+
+class EdgeLists(Mapping[str, list[Edge]]):
+    """Each source's edges as `Edge` tuples, made from the graph's flat lists when read."""
+
+    __slots__ = ("_flat",)
+
+    def __init__(self, flat: dict[str, list[str]]) -> None:
+        self._flat = flat
+
+    def __getitem__(self, source: str) -> list[Edge]:
+        return _edges(source, self._flat[source])
+
+    def get(self, source: str, default: Any = None) -> Any:
+        flat = self._flat.get(source)
+        return default if flat is None else _edges(source, flat)
+
+    def __contains__(self, source: object) -> bool:
+        return source in self._flat
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flat)
+
+    def __len__(self) -> int:
+        return len(self._flat)
+
+    def items(self) -> Iterator[tuple[str, list[Edge]]]:  # type: ignore[override]
+        return ((source, _edges(source, flat)) for source, flat in self._flat.items())
+
+    def values(self) -> Iterator[list[Edge]]:  # type: ignore[override]
+        return (_edges(source, flat) for source, flat in self._flat.items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EdgeLists):
+            return self._flat == other._flat
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def merged(a: Node, b: Node) -> Node:
