@@ -9,7 +9,6 @@ the mean rounded up; kept when mean ≥ 5, shared ≥ 5 and degree ≥ 30.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,25 +20,12 @@ from pyshacl import validate
 
 from checks import assert_conforms
 from conftest import ROOT, SHARED, build
+from history_repo import _git
 from kgraph.cli import cli
 from kgraph.history.changesets import Changeset, FileChange, read_changesets
 from kgraph.history.coupling import CouplingOptions, couple
 
 LINES = "".join(f"line {i} of a file long enough for git to see a rename\n" for i in range(20))
-
-
-def _git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = dict(os.environ)
-    if date:
-        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
-    result = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        capture_output=True,
-        check=True,
-        text=True,
-        env=env,
-    )
-    return result.stdout.strip()
 
 
 def _change(repo: Path, paths: list[str], date: str, message: str) -> None:

@@ -22,7 +22,6 @@ has degree 200·6/12 = 100.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from click.testing import CliRunner
 
 from checks import assert_conforms
 from conftest import build
+from history_repo import _git
 from kgraph.cli import cli
 from kgraph.history import open_history
 from kgraph.history.changesets import changesets_of
@@ -80,20 +80,6 @@ def lookup(key):
 def evict(key):
     return key
 '''
-
-
-def _git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = dict(os.environ)
-    if date:
-        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
-    result = subprocess.run(
-        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        capture_output=True,
-        check=True,
-        text=True,
-        env=env,
-    )
-    return result.stdout.strip()
 
 
 def _edit(repo: Path, path: str, old: str, new: str) -> None:

@@ -557,9 +557,7 @@ def _load_topics(sources: Iterable[tuple[str, str]]) -> list[Topic]:
                     owner[_fold(name)] = label
                     if name not in aliases[label]:
                         aliases[label].append(name)
-    return [
-        Topic(label, tuple(sorted(aliases[label]))) for label in sorted(aliases)
-    ]
+    return [Topic(label, tuple(sorted(aliases[label]))) for label in sorted(aliases)]
 
 
 def _knowledge(

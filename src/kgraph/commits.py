@@ -26,7 +26,7 @@ from kgraph.graph import Date, KnowledgeGraph, Node, Value, node_id
 from kgraph.history import CommitChange, History, SymbolChanged, shown_path
 from kgraph.merges import CommitLink, Review, match_commits
 from kgraph.model import Mention
-from kgraph.resolve import Resolution, Resolver, Scope, definition_node, file_node
+from kgraph.resolve import Resolution, Resolver, Scope, definition_node, history_file_node
 
 # What each design signal of a diff is evidence of, and how sure: the share of the tune
 # corpora's linked PRs with the signal whose gold has the pattern (`bench/change_signals.py`;
@@ -97,7 +97,9 @@ def _add_link(
         return
     for f in change.files:
         at_head, path = shown_path(f.head), shown_path(f.path)
-        file_id = _file(graph, scope, at_head if at_head in scope.resolver.index.file_set else path)
+        file_id = history_file_node(
+            graph, scope, at_head if at_head in scope.resolver.index.file_set else path
+        )
         graph.link(link.pr, "changesFile", file_id)
         attrs: list[tuple[str, Value]] = [
             ("path", path),
@@ -154,7 +156,7 @@ def _add_signals(
             )
         )
         graph.link(evidence, "inCommit", commit)
-        graph.link(evidence, "inFile", _file(graph, scope, path))
+        graph.link(evidence, "inFile", history_file_node(graph, scope, path))
         graph.link(evidence, "evidenceOf", pattern)
         if confidence >= knowledge.pattern_threshold:
             graph.link(pr, "appliesPattern", pattern)
@@ -184,22 +186,6 @@ def _add_commit(
     return cid
 
 
-def _file(graph: KnowledgeGraph, scope: Scope, path: str) -> str:
-    """The file's node: resolved when the checkout at REV has it, else by its path."""
-    if path in scope.resolver.index.file_set:
-        return file_node(graph, scope, path)
-    fid = graph.add(
-        Node(
-            node_id("file", *scope.segments, *path.split("/")),
-            "SourceFile",
-            path,
-            (("path", path),),
-        )
-    )
-    graph.link(fid, "inRepository", scope.repo_id)
-    return fid
-
-
 def _symbol(graph: KnowledgeGraph, scope: Scope, symbol: SymbolChanged) -> str:
     """The node of a changed definition: the source index's at REV when it is still there
     (in the file the commit's one became), else one named by the commit's file and name."""
@@ -218,5 +204,5 @@ def _symbol(graph: KnowledgeGraph, scope: Scope, symbol: SymbolChanged) -> str:
         )
     )
     graph.link(sid, "inRepository", scope.repo_id)
-    graph.link(sid, "definedIn", _file(graph, scope, path))
+    graph.link(sid, "definedIn", history_file_node(graph, scope, path))
     return sid

@@ -21,7 +21,7 @@ from kgraph.graph import KnowledgeGraph, Node, Value, node_id
 from kgraph.history import shown_path
 from kgraph.history.coupling import Coupling, CouplingResult
 from kgraph.history.functions import split_unit
-from kgraph.resolve import Resolver, Scope, definition_node, file_node
+from kgraph.resolve import Resolver, Scope, definition_node, history_file_node
 from kgraph.source.definitions import DefKind
 from kgraph.source.index import SourceIndex
 
@@ -38,7 +38,7 @@ def add_coupling(graph: KnowledgeGraph, index: SourceIndex, result: CouplingResu
         if (found := files.get(name)) is not None:
             return found
         path = shown_path(name)
-        fid = _file(graph, scope, path)
+        fid = history_file_node(graph, scope, path)
         revisions = result.revisions.get(name, 0)
         graph.add(Node(fid, "SourceFile", path, (("path", path), ("revisions", revisions))))
         files[name] = fid
@@ -84,7 +84,7 @@ def add_function_coupling(
                 )
             )
             graph.link(sid, "inRepository", repo_id)
-            graph.link(sid, "definedIn", _file(graph, scope, path))
+            graph.link(sid, "definedIn", history_file_node(graph, scope, path))
         node = graph.nodes[sid]
         graph.add(Node(sid, node.kind, node.label, (("revisions", result.revisions[unit]),)))
         symbols[unit] = sid
@@ -95,23 +95,6 @@ def add_function_coupling(
         cid = _pair_node(graph, segments, repo_id, pair, f"{path_a}#{name_a}", f"{path_b}#{name_b}")
         graph.link(cid, "couplesSymbol", symbol(pair.entity))
         graph.link(cid, "couplesSymbol", symbol(pair.coupled))
-
-
-def _file(graph: KnowledgeGraph, scope: Scope, path: str) -> str:
-    """A file of the history: the one the source's commit has, as a resolved mention links
-    it, or a plain path for one the history only remembers (deleted since)."""
-    if path in scope.resolver.index.file_set:
-        return file_node(graph, scope, path)
-    fid = graph.add(
-        Node(
-            node_id("file", *scope.segments, *path.split("/")),
-            "SourceFile",
-            path,
-            (("path", path),),
-        )
-    )
-    graph.link(fid, "inRepository", scope.repo_id)
-    return fid
 
 
 def _pair_node(

@@ -498,6 +498,24 @@ def file_node(graph: KnowledgeGraph, scope: Scope, path: str) -> str:
     return fid
 
 
+def history_file_node(graph: KnowledgeGraph, scope: Scope, path: str) -> str:
+    """The node of a file a history names: the checkout's when it has the file (resolved,
+    as a mention's), else a plain path for one the history only remembers (deleted or
+    renamed since)."""
+    if path in scope.resolver.index.file_set:
+        return file_node(graph, scope, path)
+    fid = graph.add(
+        Node(
+            node_id("file", *scope.segments, *path.split("/")),
+            "SourceFile",
+            path,
+            (("path", path),),
+        )
+    )
+    graph.link(fid, "inRepository", scope.repo_id)
+    return fid
+
+
 def definition_node(graph: KnowledgeGraph, scope: Scope, definition: Definition) -> str:
     """The node of one definition: `symbol/OWNER/REPO/PATH/QUALNAME`, with its file, line,
     link and owning class.
