@@ -246,6 +246,41 @@ class EdgeLists(Mapping[str, list[Edge]]):
     __hash__ = None  # type: ignore[assignment]
 
 
+class RememberedEdges(Mapping[str, Sequence[Edge]]):
+    """A view of edges that keeps each source's list once read: for a reader that looks at
+    the same few thousand sources several times (the page), where `EdgeLists` would make
+    their tuples anew at each look."""
+
+    __slots__ = ("_edges", "_seen")
+
+    def __init__(self, edges: Mapping[str, Sequence[Edge]]) -> None:
+        self._edges = edges
+        self._seen: dict[str, Sequence[Edge]] = {}
+
+    def __getitem__(self, source: str) -> Sequence[Edge]:
+        found = self._seen.get(source)
+        if found is None:
+            found = self._seen[source] = self._edges[source]
+        return found
+
+    def get(self, source: str, default: Any = None) -> Any:
+        found = self._seen.get(source)
+        if found is None:
+            if source not in self._edges:
+                return default
+            found = self._seen[source] = self._edges[source]
+        return found
+
+    def __contains__(self, source: object) -> bool:
+        return source in self._edges
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._edges)
+
+    def __len__(self) -> int:
+        return len(self._edges)
+
+
 def merged(a: Node, b: Node) -> Node:
     """Two different nodes of one id as one: the smaller kind and label, and every
     attribute of both, sorted. Commutative and associative, so that a node made from many

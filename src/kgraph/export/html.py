@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kgraph.coupled import review_risks
 from kgraph.export import json_graph, layout, subgraph
-from kgraph.graph import Date, Edge, KnowledgeGraph, Node, Text, Value
+from kgraph.graph import Date, Edge, KnowledgeGraph, Node, RememberedEdges, Text, Value
 from kgraph.history.coupling import WEAKENING
 
 DEFAULT_MAX_NODES = 5000  # bench/html.py: 5,000 nodes draw in ~2 s and answer a search in ~1 s
@@ -115,7 +115,7 @@ def page_data(
     the sorted list's drawn edges. At 100k entries, sorting the 4 million edges took 2 s,
     and each of three passes over them 1.5 to 2.7 s.
     """
-    out = graph.out_edges()
+    out = RememberedEdges(graph.out_edges())  # the same sources are read in several passes
     candidates, couplings = [], []
     for n in graph.nodes.values():  # one pass: a large graph has millions of nodes
         if n.kind in DRAWN_KINDS:
