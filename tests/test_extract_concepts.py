@@ -64,6 +64,7 @@ CONCEPT_SENTENCES = {
     "bound": ["预估值不会超过实际持有的块数。", "The estimate is capped at the pool size."],
     "retry": ["失败的分片会被重试。", "The loader retries the shard that failed."],
     "once": ["每个块只归还一次。", "The stats are recorded once."],
+    "same-work": ["多个请求同时加载同一个适配器。", "Duplicate requests arrive together."],
     "matrix": ["用例按两种调度模式参数化。", "The test is parametrized over both schedulers."],
     "sentinel": ["用 -1 作占位。", "A sentinel marks the empty slot."],
     "fallback": ["缺少内核时退回纯 torch 实现。", "The pass falls back to the plain kernel."],
