@@ -29,9 +29,7 @@ from kgraph.source.index import SourceIndex
 def add_coupling(graph: KnowledgeGraph, index: SourceIndex, result: CouplingResult) -> None:
     """A `kg:Coupling` per pair, with `kg:couplesFile` to both files, and `kg:revisions`
     on each file: its changes in the window (those code-maat counts)."""
-    segments = tuple(index.repo.split("/"))
-    repo_id = graph.add(Node(node_id("repo", *segments), "Repository", index.repo))
-    scope = Scope(segments, repo_id, Resolver(index))
+    scope = _scope(graph, index)
     files: dict[str, str] = {}
 
     def file(name: str) -> str:
@@ -45,7 +43,7 @@ def add_coupling(graph: KnowledgeGraph, index: SourceIndex, result: CouplingResu
         return fid
 
     for pair in result.pairs:
-        cid = _pair_node(graph, segments, repo_id, pair, pair.entity, pair.coupled)
+        cid = _pair_node(graph, scope, pair, pair.entity, pair.coupled)
         graph.link(cid, "couplesFile", file(pair.entity))
         graph.link(cid, "couplesFile", file(pair.coupled))
 
@@ -58,9 +56,7 @@ def add_function_coupling(
 ) -> None:
     """A `kg:Coupling` per pair of functions, with `kg:couplesSymbol` to both, and
     `kg:revisions` on each function: the changes in the window that touched it."""
-    segments = tuple(index.repo.split("/"))
-    repo_id = graph.add(Node(node_id("repo", *segments), "Repository", index.repo))
-    scope = Scope(segments, repo_id, Resolver(index))
+    scope = _scope(graph, index)
     symbols: dict[str, str] = {}
 
     def symbol(unit: str) -> str:
@@ -77,13 +73,13 @@ def add_function_coupling(
         else:  # gone since, or one name of several definitions in the file
             sid = graph.add(
                 Node(
-                    node_id("symbol", *segments, *path.split("/"), qualname),
+                    node_id("symbol", *scope.segments, *path.split("/"), qualname),
                     "CodeSymbol",
                     qualname,
                     (("name", last), ("qualifiedName", qualname), ("isExternal", False)),
                 )
             )
-            graph.link(sid, "inRepository", repo_id)
+            graph.link(sid, "inRepository", scope.repo_id)
             graph.link(sid, "definedIn", history_file_node(graph, scope, path))
         node = graph.nodes[sid]
         graph.add(Node(sid, node.kind, node.label, (("revisions", result.revisions[unit]),)))
@@ -92,15 +88,21 @@ def add_function_coupling(
 
     for pair in result.pairs:
         (path_a, name_a), (path_b, name_b) = split_unit(pair.entity), split_unit(pair.coupled)
-        cid = _pair_node(graph, segments, repo_id, pair, f"{path_a}#{name_a}", f"{path_b}#{name_b}")
+        cid = _pair_node(graph, scope, pair, f"{path_a}#{name_a}", f"{path_b}#{name_b}")
         graph.link(cid, "couplesSymbol", symbol(pair.entity))
         graph.link(cid, "couplesSymbol", symbol(pair.coupled))
 
 
+def _scope(graph: KnowledgeGraph, index: SourceIndex) -> Scope:
+    """The source's repository node and resolver, as the pairs' files and symbols need."""
+    segments = tuple(index.repo.split("/"))
+    repo_id = graph.add(Node(node_id("repo", *segments), "Repository", index.repo))
+    return Scope(segments, repo_id, Resolver(index))
+
+
 def _pair_node(
     graph: KnowledgeGraph,
-    segments: tuple[str, ...],
-    repo_id: str,
+    scope: Scope,
     pair: Coupling,
     entity: str,
     coupled: str,
@@ -117,13 +119,13 @@ def _pair_node(
     label = f"{entity.rsplit('/', 1)[-1]} ~ {coupled.rsplit('/', 1)[-1]}"
     cid = graph.add(
         Node(
-            node_id("coupling", *segments, hashlib.sha256(key).hexdigest()[:16]),
+            node_id("coupling", *scope.segments, hashlib.sha256(key).hexdigest()[:16]),
             "Coupling",
             label,
             tuple(attrs),
         )
     )
-    graph.link(cid, "inRepository", repo_id)
+    graph.link(cid, "inRepository", scope.repo_id)
     return cid
 
 
