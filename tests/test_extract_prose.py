@@ -171,6 +171,14 @@ def test_advice_scoped_in_english() -> None:
         ("理解新的默认值即可。", "skim"),
         ("测试可以不看。", "skim"),
         ("You can skip this unless you run Ray.", "skim"),
+        # written from the definitions (a close reading, a light one), in words not tuned on
+        ("建议把 `_update_states` 读透。", "close-read"),
+        ("值得深入研究一下新的缓存淘汰逻辑。", "close-read"),
+        ("Read the diff slowly; the invariants are subtle.", "close-read"),
+        ("Go through the allocator thoroughly.", "close-read"),
+        ("看一下 PR 描述就足够了。", "skim"),
+        ("Nothing here needs careful reading.", "skim"),
+        ("The rename does not warrant a close look.", "skim"),
     ],
 )
 def test_advice_close_and_light_reading_in_more_words(text: str, advice: str) -> None:
@@ -187,6 +195,8 @@ def test_advice_close_and_light_reading_in_more_words(text: str, advice: str) ->
         "The docstring explains the contract in detail.",
         "仔细看会发现两条路径共用一个锁。",  # a narrative of the reviewer's reading
         "细看之下，两处逻辑并不对称。",
+        "这段代码会逐行读取配置文件。",  # code reading data, not a reader
+        "加载器仔细读入每个分片的元数据。",
     ],
 )
 def test_advice_near_misses(text: str) -> None:

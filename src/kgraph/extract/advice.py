@@ -32,8 +32,10 @@ NEGATION = (
 CLOSE_ZH = (
     r"(?:(?:逐行|逐句|逐段|一行行|仔细|认真)(?:地)?(?:读|看|审|品|过)"
     r"|(?:细细|好好|反复|慢慢|细|精)(?:地)?(?:读|看|审|品))"
-    r"(?!(?:下来|之下|会|才|就|可以发现|能发现|发现))"  # 仔细看会发现: a narrative, not advice
+    r"(?!(?:下来|之下|会|才|就|可以发现|能发现|发现|取|入|写|出))"  # 仔细看会发现: a narrative;
+    # 逐行读取配置: code reading data, not a reader
     r"|对照[^，,。；;！!\n]{0,12}?(?:读|看)|重点(?:读|看)|必读"
+    r"|(?:读|看|吃)透|深入(?:地)?(?:研究|读|看|理解|审)"
 )
 # "Read it through" counts only when recommended, and not quickly (建议快速过一遍 is light).
 RECOMMEND_ZH = (
@@ -47,13 +49,15 @@ LIGHT_ZH = (
     r"|了解(?:一下)?(?:结论|新写法|思路|意图|背景|用法|即可|就(?:行|好|够))|知道结论|知道(?:就行|即可)"
     r"|几分钟就能看完|一目了然|一眼就能看(?:懂|明白|完)|心里有数|有个印象|走马观花|点到为止"
     r"|看个大概|过目即可|扫读|粗读|简单看看|大致看看|看看就行|随便看看|瞄一眼|一带而过|无需深究|不用深究"
-    r"|(?:可以|可)跳过|不用细看|看(?:标题|描述|结论|测试)就(?:够|行)|不必花(?:太多|很多)?时间"
+    r"|(?:可以|可)跳过|不用细看|看(?:一下|一眼)?[^，,。；;！!\n]{0,8}?(?:标题|描述|结论|测试|摘要)就(?:够|行|足够)|不必花(?:太多|很多)?时间"
     r"|(?:了解|知道|明白|看懂|理解|记住)[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好)"
     r"|(?:可以|可)不看|不(?:用|必)(?:再)?看|不看也(?:行|可以|没关系)|翻翻|一扫而过|看看(?:即可|就好)"
 )
 SKIM_EN = (
     r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
-    r"|(?:no need (?:to|for)|needn't|need not|(?:doesn't|does not|don't|do not) need(?: to)?)"
+    r"|(?:no need (?:to|for)|needn't|need not|(?:doesn't|does not|don't|do not) need(?: to)?"
+    r"|nothing (?:here |in (?:it|this|the diff) )?(?:needs|requires|warrants|deserves)"
+    r"|(?:doesn't|does not|don't|do not) (?:require|warrant|deserve))"
     r"\s(?:[a-z]+\s){0,3}?"
     r"(?:close(?:ly)?|careful(?:ly)?|line by line|deep(?:ly)?|in detail|study)\b"
     r"|\bskim(?:ming|med|s)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b"
@@ -69,7 +73,7 @@ CLOSE_EN = (
     r"|worth (?:a |the )?(?:careful |close |closer |proper |good |hard |second )?look"
     r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line|in full|end to end|slowly)"
     r"|\b(?:read|review|go through|check|look at)\b[^.;,\n]{0,24}?"
-    r"\b(?:line by line|in detail|in depth|closely|carefully)\b"
+    r"\b(?:line by line|in detail|in depth|closely|carefully|slowly|thoroughly)\b"
     r"|\bclose(?:r)?[- ](?:read|look|reading)\b"
     r"|\bcareful(?:ly)? (?:read|look|review)|recommended reading|must[- ]read"
     r"|deserves? (?:a )?(?:careful |close )?(?:look|read|attention)"
@@ -93,7 +97,7 @@ ANCHOR = regex.compile(
     r"|有数|印象|走马|点到|时间|研究|琢磨|推敲|即可|就够|就行|就好|关注"
     r"|skim|glance|skip|quick|read|look|mechanical|easy|need|once-over|ignore|attention|study"
     r"|careful|close|line by line|detail|depth|studying|review|time|nothing|not much|digging"
-    r"|recommended|reading|scrutin",
+    r"|recommended|reading|scrutin|thorough|slowly|warrant",
     regex.IGNORECASE,
 )
 CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
