@@ -18,15 +18,15 @@ repository and commit in `OUT/.kgraph/`:
 
 from __future__ import annotations
 
-import json
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kgraph.atomic import write_atomic
+from kgraph.history.cachefile import dumps, read_document
 from kgraph.history.changes import CommitChange, FileChanged, SymbolChanged, read_change
 from kgraph.history.index import Commit, HistoryIndex, build_history
 from kgraph.history.log import FileDiff, MissingObject, git, is_shallow, read_diffs, read_log
@@ -259,10 +259,10 @@ class History:
                     for sha, files in sorted(self._tokens.items())
                 },
             }
-            write_atomic(path, _dumps(document), durable=False)
+            write_atomic(path, dumps(document), durable=False)
             self._tokens_dirty = False
         if self._links_dirty and self._links is not None and (path := self._cache("links")):
-            write_atomic(path, _dumps(self._links), durable=False)
+            write_atomic(path, dumps(self._links), durable=False)
             self._links_dirty = False
 
     # --- caches --------------------------------------------------------------------------------
@@ -283,7 +283,7 @@ class History:
     def _token_cache(self) -> dict[str, dict[str, CommitTokens]]:
         if self._tokens is None:
             self._tokens = {}
-            document = _read_json(self._cache("diffs"))
+            document = read_document(self._cache("diffs"))
             commits = document.get("commits") if document.get("repo") == self.repo else None
             if document.get("kgraphHistoryDiffs") == DIFFS_VERSION and isinstance(commits, dict):
                 for sha, files in commits.items():
@@ -297,7 +297,7 @@ class History:
 
     def _links_cache(self) -> dict[str, object]:
         if self._links is None:
-            document = _read_json(self._cache("links"))
+            document = read_document(self._cache("links"))
             fresh = {"kgraphHistoryLinks": LINKS_VERSION, "repo": self.repo, "commit": self.commit}
             same = all(document.get(k) == v for k, v in fresh.items())
             self._links = document if same else fresh
@@ -376,17 +376,3 @@ def _shallow_end(git_dir: Path, commit: str) -> tuple[str, str]:
     sha = shallow.read_text().split()[0] if shallow.is_file() else commit
     date = git(git_dir, "show", "-s", "--format=%cI", sha).stdout.decode().strip()
     return date, sha
-
-
-def _read_json(path: Path | None) -> dict:
-    if path is None or not path.is_file():
-        return {}
-    try:
-        document = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}  # a damaged cache is read again from git, never trusted
-    return document if isinstance(document, dict) else {}
-
-
-def _dumps(document: Mapping[str, object]) -> bytes:
-    return (json.dumps(document, separators=(",", ":")) + "\n").encode("ascii")

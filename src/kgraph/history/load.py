@@ -11,13 +11,13 @@ cache file is counted again, never trusted.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from kgraph.atomic import write_atomic
 from kgraph.history import History
+from kgraph.history.cachefile import dumps, read_document
 from kgraph.history.changesets import changesets_of
 from kgraph.history.coupling import Coupling, CouplingOptions, CouplingResult, couple
 from kgraph.history.functions import couple_functions
@@ -59,7 +59,7 @@ def load_coupling(
     safe = repo.replace("/", "-")
     folder = cache_dir / CACHE_FOLDER if cache_dir is not None else None
     pairs_path = folder / f"coupling-{safe}-{commit}-{options.key()}.json" if folder else None
-    document = _read_json(pairs_path)
+    document = read_document(pairs_path)
     if (found := _read_result(document, repo, commit, options)) is not None:
         functions = _read_result(document.get("functions"), repo, commit, options)
         if functions is not None or not options.functions:
@@ -72,7 +72,7 @@ def load_coupling(
         stored = _result_json(repo, commit, result)
         if functions is not None:
             stored["functions"] = _result_json(repo, commit, functions)
-        write_atomic(pairs_path, _dumps(stored), durable=False)
+        write_atomic(pairs_path, dumps(stored), durable=False)
     seconds = time.perf_counter() - started
     return LoadedCoupling(repo, commit, result, False, seconds, "counted", functions)
 
@@ -124,18 +124,3 @@ def _read_result(
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-
-
-def _read_json(path: Path | None) -> dict:
-    if path is None or not path.is_file():
-        return {}
-    try:
-        document = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return document if isinstance(document, dict) else {}
-
-
-def _dumps(document: object) -> bytes:
-    """ASCII JSON: a path git gave as undecodable bytes (kept as lone surrogates) survives."""
-    return (json.dumps(document, separators=(",", ":")) + "\n").encode("ascii")
