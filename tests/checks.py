@@ -13,6 +13,9 @@ import rdflib
 from pyshacl import validate
 
 from conftest import SCHEMAS, build
+from kgraph.catalog import builtin_knowledge
+from kgraph.extract.patterns import confidence_of, extract_patterns
+from kgraph.model import Entry
 
 RDF_EXPORTS = {
     "graph.ttl": ox.RdfFormat.TURTLE,
@@ -104,3 +107,9 @@ def assert_conforms(out: Path) -> None:
     shapes = rdflib.Graph().parse(SCHEMAS / "shapes.ttl")
     ok, _, text = validate(data, shacl_graph=shapes, inference="none")
     assert ok, text
+
+
+def patterns_in(summary: str) -> dict[str, float]:
+    """The patterns the built-in catalog finds in one summary, with their confidence."""
+    mentions = extract_patterns(Entry("d", 1, "", summary), builtin_knowledge())
+    return {m.key: confidence_of(m) for m in mentions}

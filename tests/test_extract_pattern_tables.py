@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from checks import patterns_in
 from kgraph.catalog import builtin_knowledge
-from kgraph.extract.patterns import confidence_of, extract_patterns
-from kgraph.model import Entry
 
 KNOWLEDGE = builtin_knowledge()
 NEAR_MISS_KINDS = ("suggestion", "replaced", "negated")
@@ -347,11 +346,6 @@ CASES = {
         negated=("这项检查并不是放在所有请求都要经过的入口，离线路径会绕过它。",),
     ),
 }
-
-
-def patterns_in(summary: str) -> dict[str, float]:
-    mentions = extract_patterns(Entry("d", 1, "", summary), KNOWLEDGE)
-    return {m.key: confidence_of(m) for m in mentions}
 
 
 def test_patterns_every_catalog_pattern_has_a_table_with_each_kind() -> None:

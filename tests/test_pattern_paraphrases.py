@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from checks import patterns_in
 from kgraph.catalog import builtin_knowledge
-from kgraph.extract.patterns import confidence_of, extract_patterns
-from kgraph.model import Entry
 
 KNOWLEDGE = builtin_knowledge()
 
@@ -522,11 +521,6 @@ PARAPHRASES = {
         ),
     ),
 }
-
-
-def patterns_in(summary: str) -> dict[str, float]:
-    mentions = extract_patterns(Entry("d", 1, "", summary), KNOWLEDGE)
-    return {m.key: confidence_of(m) for m in mentions}
 
 
 def test_paraphrases_cover_every_pattern_in_both_languages() -> None:
