@@ -57,7 +57,7 @@ def test_evaluate_seeds_meet_the_thresholds(seeds_table, kind: str, floor: float
 def test_evaluate_prints_every_kind_in_order(seeds_table) -> None:
     assert list(seeds_table) == [
         "prs", "files", "files·backtick", "files·bare", "symbols", "issues", "decisions",
-        "decisions·sentence", "patterns", "topics", "people", "advice", "commits",
+        "decisions·sentence", "patterns", "topics", "topics·title", "people", "advice", "commits",
     ]  # fmt: skip
     assert seeds_table["prs"][:3] == (13, 13, 13)
 
@@ -128,6 +128,17 @@ def test_evaluate_matching_rules(kind: str, extracted: str, written: str, matche
     score = evaluate(gold, view(**{kind: [extracted]})).score(kind)
     assert (score.matched_gold == 1) is matches
     assert score.precision == (1.0 if matches else 0.0)
+
+
+def test_evaluate_topics_by_title_count_only_gold_topics_the_title_writes() -> None:
+    """A gold that lists a summary's components too (`scheduler` here) charges title
+    reading in `topics` for what it cannot see; `topics·title` does not."""
+    gold = [{"title": "Fix eviction order", "topics": ["Eviction  order", "scheduler"]}]
+    found = view(topics=["eviction order"], **{"topics·title": ["eviction order"]})
+    evaluation = evaluate(gold, found)
+    assert (evaluation.score("topics").gold, evaluation.score("topics").recall) == (2, 0.5)
+    by_title = evaluation.score("topics·title")
+    assert (by_title.gold, by_title.matched_gold, by_title.precision) == (1, 1, 1.0)
 
 
 def test_evaluate_one_extracted_value_matches_one_gold_value() -> None:

@@ -29,7 +29,10 @@ Two views of the same values are reported beside them:
 - `decisions·sentence`: a decision counts where its sentence holds one. Each decision, found
   or gold (its `decisions_detail` sentence when given), is mapped to the sentence of the
   PR's entries that holds it; the sentences are then matched exactly. Span boundaries are a
-  matter of taste; whether the review's sentence states a decision is not.
+  matter of taste; whether the review's sentence states a decision is not;
+- `topics·title`: the gold topics written in their entry's title, against the topics
+  found (which are read from titles): what title reading reaches, where a gold lists the
+  components its summary names too.
 
 Patterns are also scored one by one (`Evaluation.pattern_table`: gold, found, matched,
 precision and recall of each pattern id) and at several confidence thresholds
@@ -73,6 +76,7 @@ KINDS = (
     "decisions·sentence",
     "patterns",
     "topics",
+    "topics·title",
     "people",
     "advice",
     "commits",
@@ -281,6 +285,7 @@ def _view(nodes: Nodes, edges: Edges) -> GraphView:
         pr.values["decisions"] = [first(t, "label") for t in targets["makesDecision"]]
         pr.values["patterns"] = [first(t, "notation") for t in targets["appliesPattern"]]
         pr.values["topics"] = [first(t, "label") for t in targets["hasTopic"]]
+        pr.values["topics·title"] = pr.values["topics"]  # topics are read from titles
         pr.values["people"] = [first(t, "label") for t in targets["involves"]]
         pr.values["advice"] = [_text(v) for v in attrs.get("readingAdvice", [])][:1]
         entries = sorted(out[(node_id, "describedBy")])
@@ -465,6 +470,11 @@ def _gold_values(
             for d in map(str, g.get("decisions", []))
             if (s := _sentence_of(details.get(d) or d, pr.texts) or _sentence_of(d, pr.texts))
         ]
+    if kind == "topics·title":
+        title = " ".join(str(g.get("title", "")).split()).casefold()
+        return [
+            t for t in map(str, g.get("topics", [])) if " ".join(t.split()).casefold() in title
+        ]
     if kind == "symbols":
         return [*g.get("symbols", []), *g.get("external_symbols", [])]
     if kind == "people":
@@ -504,6 +514,7 @@ def _matchers(view: GraphView) -> dict[str, Matcher]:
         "decisions": decision,
         "patterns": exact,
         "topics": lambda x, g: float(topic(x) == topic(g)),
+        "topics·title": lambda x, g: float(topic(x) == topic(g)),
         "people": lambda x, g: float(x.casefold() == g.casefold()),
         "advice": exact,
         "commits": exact,
