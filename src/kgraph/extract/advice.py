@@ -26,7 +26,8 @@ import regex
 from kgraph.model import Entry, Kind, Mention
 
 NEGATION = (
-    r"(?:不必|无需|无须|不用|不需要|不太需要|没必要|不值得|不建议|用不着|没什么(?:需要|值得|好))"
+    r"(?:不必|无需|无须|不用|不需要|不太需要|没必要|不值得|不建议|用不着|没什么(?:需要|值得|好)"
+    r"|没有(?:需要|值得|必要)|谈不上(?:需要)?)"
 )
 # Reading one part against another (对照着读一遍, 按表格对照代码读) is a close reading too.
 CLOSE_ZH = (
@@ -34,6 +35,10 @@ CLOSE_ZH = (
     r"|(?:细细|好好|反复|慢慢|细|精)(?:地)?(?:读|看|审|品))"
     r"(?!(?:下来|之下|会|才|就|可以发现|能发现|发现|取|入|写|出))"  # 仔细看会发现: a narrative;
     # 逐行读取配置: code reading data, not a reader
+    r"|(?:逐项|逐条|逐字|逐个|一行一行|一条条|一点点)(?:地)?(?:读|看|审|过|推|核对|比对|读懂)"
+    r"|(?:认真|仔细)(?:地)?(?:核对|比对|推敲|审阅|审查)|盯着(?:看|读)"
+    r"|(?:读|看)的时候[^，,。；;！!\n]{0,6}?放慢|放慢(?:速度|节奏)?(?:读|看)"
+    r"|(?:跟着|拿纸笔)[^，,。；;！!\n]{0,10}?推(?:一遍|一下|导)|重点关注(?:对象|的(?:地方|部分))"
     r"|对照[^，,。；;！!\n]{0,12}?(?:读|看)|重点(?:读|看)|必读"
     r"|(?:读|看|吃)透|深入(?:地)?(?:研究|读|看|理解|审)"
 )
@@ -49,7 +54,8 @@ LIGHT_ZH = (
     r"|了解(?:一下)?(?:结论|新写法|思路|意图|背景|用法|即可|就(?:行|好|够))|知道结论|知道(?:就行|即可)"
     r"|几分钟就能看完|一目了然|一眼就能看(?:懂|明白|完)|心里有数|有个印象|走马观花|点到为止"
     r"|看个大概|过目即可|扫读|粗读|简单看看|大致看看|看看就行|随便看看|瞄一眼|一带而过|无需深究|不用深究"
-    r"|(?:可以|可)跳过|不用细看|看(?:一下|一眼)?[^，,。；;！!\n]{0,8}?(?:标题|描述|结论|测试|摘要)就(?:够|行|足够)|不必花(?:太多|很多)?时间"
+    r"|(?:可以|可)跳过|不用细看|(?:看|读)(?:个|一下|一眼)?[^，,。；;！!\n]{0,8}?(?:标题|描述|结论|测试|摘要)就(?:够|行|足够|好)|不必花(?:太多|很多)?时间"
+    r"|(?:不用|不必|无需|无须)(?:太)?(?:关心|在意|纠结|操心)(?:细节|实现)"
     r"|(?:了解|知道|明白|看懂|理解|记住)[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好)"
     r"|(?:可以|可)不看|不(?:用|必)(?:再)?看|不看也(?:行|可以|没关系)|翻翻|一扫而过|看看(?:即可|就好)"
 )
@@ -57,33 +63,41 @@ SKIM_EN = (
     r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
     r"|(?:no need (?:to|for)|needn't|need not|(?:doesn't|does not|don't|do not) need(?: to)?"
     r"|nothing (?:here |in (?:it|this|the diff) )?(?:needs|requires|warrants|deserves)"
-    r"|(?:doesn't|does not|don't|do not) (?:require|warrant|deserve))"
+    r"|(?:doesn't|does not|don't|do not) (?:require|warrant|deserve)|nothing worth)"
     r"\s(?:[a-z]+\s){0,3}?"
-    r"(?:close(?:ly)?|careful(?:ly)?|line by line|deep(?:ly)?|in detail|study)\b"
+    r"(?:close(?:ly)?|careful(?:ly)?|line by line|deep(?:ly)?|in detail|study|studying|scrutini[sz]\w*)\b"
     r"|\bskim(?:ming|med|s)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b"
     r"|\bquick (?:look|pass|read|scan|once-over)\b|\bonce-over\b|\bread (?:it )?quickly\b"
     r"|\bshort and mechanical\b|\bis easy\b|\beasy to follow\b|\beasy read\b|\bbrief look\b"
     r"|\blight read\b|\bskimmable\b|\bat a glance\b|\bnothing (?:subtle|tricky|to study)\b"
     r"|\bnot much to see\b|\bquick review\b|\bmechanical change\b|\bcan be skipped\b"
     r"|\bsafe to (?:skip|ignore)\b|\bcan (?:safely )?skip\b|\bskip\b(?= unless)"
+    r"|\beyeball\w*\b|\btl[ ;]?dr\b|\bskip[- ](?:read|through)\b|\bfine to skip\b"
+    r"|\bread(?:ing)? the (?:title|description|summary|pr description|commit message)\b"
+    r"|\bjust (?:need to )?(?:know|be aware)\b|\band move on\b|\bdon'?t bother\b"
+    r"|\bwouldn'?t spend (?:much |any )?time\b"
+    r"|\bno (?:deep[- ]dive|careful|close|deep|line-by-line)\b[^.;,\n]{0,20}?\b(?:needed|required|necessary)\b"
+    r"|\bno deep[- ]dive\b"
 )
 CLOSE_EN = (
     r"worth (?:a )?(?:careful |close(?:ly)? |slow |full |proper )?read(?:ing)?"
     r"(?: closely| carefully| in full)?"
     r"|worth (?:a |the )?(?:careful |close |closer |proper |good |hard |second )?look"
     r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line|in full|end to end|slowly)"
-    r"|\b(?:read|review|go through|check|look at)\b[^.;,\n]{0,24}?"
-    r"\b(?:line by line|in detail|in depth|closely|carefully|slowly|thoroughly)\b"
+    r"|\b(?:read(?:ing)?|review(?:ing)?|go(?:ing)? through|check(?:ing)?|look(?:ing)? at"
+    r"|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)|compar(?:e|ing))\b[^.;,\n]{0,30}?"
+    r"\b(?:line by line|in detail|in depth|closely|carefully|slowly|thoroughly|end to end"
+    r"|side by side)\b|\brecommend(?:ed)? reading\b|\bdig (?:into|in)\b|\bdraw it out\b"
     r"|\bclose(?:r)?[- ](?:read|look|reading)\b"
     r"|\bcareful(?:ly)? (?:read|look|review)|recommended reading|must[- ]read"
     r"|deserves? (?:a )?(?:careful |close )?(?:look|read|attention)"
     r"|\bworth (?:your|the) (?:time|attention)\b"
     r"|\bworth studying\b|\bcareful review\b|\breview (?:it |this )?carefully\b|\btake your time\b"
-    r"|\bstudy (?:it|this|the (?:diff|change|code|logic))\b|\bpay (?:close )?attention to\b"
+    r"|\bstudy (?:it|this|how|the (?:diff|change|code|logic))\b|\bpay (?:close )?attention to\b"
     r"|\bworth digging into\b|\bgo through (?:it |this |the [a-z]+ )?carefully\b"
     r"|\brequired reading\b|\bhighly recommended\b|\brecommended (?:for|to)\b|\bscrutin"
 )
-SKIM = rf"{NEGATION}[^，,。；;\n]{{0,6}}?(?:{CLOSE_ZH})|{LIGHT_ZH}|{SKIM_EN}"
+SKIM = rf"{NEGATION}[^，,。；;\n]{{0,10}}?(?:{CLOSE_ZH})|{LIGHT_ZH}|{SKIM_EN}"
 CLOSE_READ = (
     rf"{CLOSE_ZH}|{RECOMMEND_ZH}|值得一(?:读|看)|值得(?:好好)?看看|值得对照|多看(?:两|几)眼|值得细看"
     rf"|值得(?:花(?:点|些)?时间|研究|琢磨|推敲|深究)|(?:建议|值得)重点关注|花(?:点|些)?时间(?:读|看)"
@@ -97,20 +111,21 @@ ANCHOR = regex.compile(
     r"|有数|印象|走马|点到|时间|研究|琢磨|推敲|即可|就够|就行|就好|关注"
     r"|skim|glance|skip|quick|read|look|mechanical|easy|need|once-over|ignore|attention|study"
     r"|careful|close|line by line|detail|depth|studying|review|time|nothing|not much|digging"
-    r"|recommended|reading|scrutin|thorough|slowly|warrant",
+    r"|recommended|reading|scrutin|thorough|slowly|warrant|eyeball|tl[ ;]?dr|be aware|just know|bother|spend (?:much |any )?time"
+    r"|deep[- ]dive|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)\b|dig (?:in|into)\b|draw it|side by side|end to end|核对|比对|推一|推导|盯|放慢|关心|在意|纠结|操心|重点",
     regex.IGNORECASE,
 )
 CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
 # Readers named in the phrase's clause, before it.
 CLAUSE_START = regex.compile(r"[。；;！!？?\n，,](?=[^。；;！!？?\n，,]*$)")
 OTHERS = regex.compile(
-    r"(?:其他人|其余人|其他同学|其余同学|其他读者|其余读者|别的同学|其他|其余|否则|不然)"
+    r"(?:其他人|其余人|其他同学|其余同学|其他读者|其余读者|别的同学|其他|其余|否则|不然|除此之外|除此以外)"
     r"(?!的?(?:部分|地方|改动|代码|文件|测试|内容|逻辑))"
     r"|\bthe rest\b|\bmost readers\b|\beveryone else\b|\beverybody else\b|\bothers\b"
     r"|\bother readers\b|\botherwise\b",
     regex.IGNORECASE,
 )
-ROLE_ZH = r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉|改过|用到)"
+ROLE_ZH = r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉|改过|用到|打算|准备|参与|写)"
 READERS_ZH = regex.compile(
     rf"{ROLE_ZH}[^，,。；;\n]{{1,30}}?(?:的)?(?:同学|人|读者|工程师|开发者|维护者|贡献者|团队)"
     r"|[^，,。；;\n\s]{1,30}?(?:相关的?|方向的?|的)(?:同学|读者|工程师|开发者|维护者|贡献者|团队)"
@@ -118,9 +133,10 @@ READERS_ZH = regex.compile(
 READERS_EN = regex.compile(
     r"\b(?:anyone|people|those|engineers?|maintainers?|readers?|folks|reviewers?|owners?|authors?)\s+"
     r"(?:who|working on|touching|maintaining|owning|running|of|that|on|in)\b[^.;!?\n,]{2,60}"
+    r"|\bwhoever\s+\w+(?:[^.;!?\n,]|\.(?=\S)){2,60}?(?=\s+(?:should|must|needs?|can|will|wants?)\b|$)"
     r"|\bif you(?:'re| are)? (?:own|maintain|touch|work on|run|review|care about|deal with|call|use"
-    r"|working on|touching|maintaining|debugging|debug)\b[^.;!?\n,]{2,60}"
-    r"|\b(?:(?!(?:for|to|if)\s)[\w/+-]+\s+){1,3}(?:folks|people|maintainers|owners|developers|engineers|users|authors|callers)\b",
+    r"|working on|touching|maintaining|debugging|debug|\w+ing)\b[^.;!?\n,]{2,60}"
+    r"|\b(?:(?!(?:for|to|if)\s)[\w/+-]+\s+){1,3}(?:folks|people|maintainers|owners|developers|engineers|users|authors|callers|consumers)\b",
     regex.IGNORECASE,
 )
 # A condition on the reader, in the clause before the advice: "如果你在做调度，值得精读".
@@ -128,20 +144,32 @@ CONDITION_ZH = regex.compile(
     rf"(?:如果|若|假如|要是|倘若)(?:你|您)?(?:是|正在|在)?{ROLE_ZH}[^，,。；;\n]{{1,30}}"
 )
 CONDITIONAL = ("如", "若", "假", "要", "倘", "对", "if", "for")
+# A clause that is nothing but the readers ("关心采样正确性的人，请仔细对照旧实现看",
+# "打算参与 V1 开发的，请把协议读懂").
+AUDIENCE_CLAUSE_ZH = regex.compile(
+    rf"{ROLE_ZH}[^，,。；;\n]{{1,30}}的(?:同学|人|读者|工程师|开发者|维护者|贡献者|团队)?"
+)
+# Instructions on reading ("a section on how reviewers should read kernel diffs carefully",
+# "指导新贡献者如何逐模块精读") describe a document, not this PR's reader.
+HOW_TO = regex.compile(r"如何|怎样|怎么|\bhow (?:to|\w+ (?:should|can|could|would|to))\b", regex.IGNORECASE)
+TL_DR = regex.compile(r"\bTL;DR\b", regex.IGNORECASE)
+SENTENCE_END = regex.compile(r"(?<=[.])\s+")
 CLAUSE_BEFORE = regex.compile(r"[^。；;！!？?\n，,]{2,40}[，,]\s*$")
 
 
 def extract_advice(entry: Entry) -> list[Mention]:
     """Every advice phrase, the general reader's first (it has no `detail`)."""
     found: list[Mention] = []
-    text = entry.text
+    text = TL_DR.sub("TL DR", entry.text)  # one clause, not two; the offsets stay
     clauses = (c for c in CLAUSE.finditer(text) if ANCHOR.search(text, c.start(), c.end()))
-    for match in (m for c in clauses for m in ADVICE.finditer(text, c.start(), c.end())):
+    for clause, match in ((c, m) for c in clauses for m in ADVICE.finditer(text, c.start(), c.end())):
+        if HOW_TO.search(text, clause.start(), match.start()):
+            continue  # how one should read, in a document the PR adds
         key = "skim" if match.group("skim") else "close-read"
         found.append(
             Mention(
-                Kind.ADVICE, key, match.group(0), match.start(), match.end(),
-                detail=_scope(entry.text, match.start(), match.end()),
+                Kind.ADVICE, key, entry.text[match.start() : match.end()], match.start(), match.end(),
+                detail=_scope(text, match.start(), match.end()),
             )
         )  # fmt: skip
     if not found:
@@ -169,8 +197,12 @@ def _scope(text: str, start: int, end: int) -> str:
         return "for:" + " ".join(readers.group(0).split())
     # The reader named by a condition in the clause just before ("If you own X, read…").
     if clause := CLAUSE_BEFORE.search(earlier):
-        prior = clause.group(0).strip(" ，,")
+        prior = SENTENCE_END.split(clause.group(0))[-1].strip(" ，,")
         named = CONDITION_ZH.search(prior) or READERS_ZH.search(prior) or READERS_EN.search(prior)
         if named and prior.lower().startswith(CONDITIONAL):
             return "for:" + " ".join(prior.split())
+        if (audience := AUDIENCE_CLAUSE_ZH.fullmatch(prior)) is not None:
+            return "for:" + " ".join(audience.group(0).split())
+        if OTHERS.match(prior):  # "Otherwise the diff is repetitive, skip-read it."
+            return "others"
     return ""
