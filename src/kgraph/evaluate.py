@@ -472,9 +472,7 @@ def _gold_values(
         ]
     if kind == "topics·title":
         title = " ".join(str(g.get("title", "")).split()).casefold()
-        return [
-            t for t in map(str, g.get("topics", [])) if " ".join(t.split()).casefold() in title
-        ]
+        return [t for t in map(str, g.get("topics", [])) if " ".join(t.split()).casefold() in title]
     if kind == "symbols":
         return [*g.get("symbols", []), *g.get("external_symbols", [])]
     if kind == "people":

@@ -65,7 +65,8 @@ SKIM_EN = (
     r"|nothing (?:here |in (?:it|this|the diff) )?(?:needs|requires|warrants|deserves)"
     r"|(?:doesn't|does not|don't|do not) (?:require|warrant|deserve)|nothing worth)"
     r"\s(?:[a-z]+\s){0,3}?"
-    r"(?:close(?:ly)?|careful(?:ly)?|line by line|deep(?:ly)?|in detail|study|studying|scrutini[sz]\w*)\b"
+    r"(?:close(?:ly)?|careful(?:ly)?|line by line|deep(?:ly)?|in detail|study|studying"
+    r"|scrutini[sz]\w*)\b"
     r"|\bskim(?:ming|med|s)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b"
     r"|\bquick (?:look|pass|read|scan|once-over)\b|\bonce-over\b|\bread (?:it )?quickly\b"
     r"|\bshort and mechanical\b|\bis easy\b|\beasy to follow\b|\beasy read\b|\bbrief look\b"
@@ -76,7 +77,8 @@ SKIM_EN = (
     r"|\bread(?:ing)? the (?:title|description|summary|pr description|commit message)\b"
     r"|\bjust (?:need to )?(?:know|be aware)\b|\band move on\b|\bdon'?t bother\b"
     r"|\bwouldn'?t spend (?:much |any )?time\b"
-    r"|\bno (?:deep[- ]dive|careful|close|deep|line-by-line)\b[^.;,\n]{0,20}?\b(?:needed|required|necessary)\b"
+    r"|\bno (?:deep[- ]dive|careful|close|deep|line-by-line)\b[^.;,\n]{0,20}?"
+    r"\b(?:needed|required|necessary)\b"
     r"|\bno deep[- ]dive\b"
 )
 CLOSE_EN = (
@@ -111,8 +113,10 @@ ANCHOR = regex.compile(
     r"|有数|印象|走马|点到|时间|研究|琢磨|推敲|即可|就够|就行|就好|关注"
     r"|skim|glance|skip|quick|read|look|mechanical|easy|need|once-over|ignore|attention|study"
     r"|careful|close|line by line|detail|depth|studying|review|time|nothing|not much|digging"
-    r"|recommended|reading|scrutin|thorough|slowly|warrant|eyeball|tl[ ;]?dr|be aware|just know|bother|spend (?:much |any )?time"
-    r"|deep[- ]dive|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)\b|dig (?:in|into)\b|draw it|side by side|end to end|核对|比对|推一|推导|盯|放慢|关心|在意|纠结|操心|重点",
+    r"|recommended|reading|scrutin|thorough|slowly|warrant|eyeball|tl[ ;]?dr|be aware|just know"
+    r"|bother|spend (?:much |any )?time"
+    r"|deep[- ]dive|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)\b|dig (?:in|into)\b"
+    r"|draw it|side by side|end to end|核对|比对|推一|推导|盯|放慢|关心|在意|纠结|操心|重点",
     regex.IGNORECASE,
 )
 CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
@@ -125,7 +129,9 @@ OTHERS = regex.compile(
     r"|\bother readers\b|\botherwise\b",
     regex.IGNORECASE,
 )
-ROLE_ZH = r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉|改过|用到|打算|准备|参与|写)"
+ROLE_ZH = (
+    r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉|改过|用到|打算|准备|参与|写)"
+)
 READERS_ZH = regex.compile(
     rf"{ROLE_ZH}[^，,。；;\n]{{1,30}}?(?:的)?(?:同学|人|读者|工程师|开发者|维护者|贡献者|团队)"
     r"|[^，,。；;\n\s]{1,30}?(?:相关的?|方向的?|的)(?:同学|读者|工程师|开发者|维护者|贡献者|团队)"
@@ -151,7 +157,9 @@ AUDIENCE_CLAUSE_ZH = regex.compile(
 )
 # Instructions on reading ("a section on how reviewers should read kernel diffs carefully",
 # "指导新贡献者如何逐模块精读") describe a document, not this PR's reader.
-HOW_TO = regex.compile(r"如何|怎样|怎么|\bhow (?:to|\w+ (?:should|can|could|would|to))\b", regex.IGNORECASE)
+HOW_TO = regex.compile(
+    r"如何|怎样|怎么|\bhow (?:to|\w+ (?:should|can|could|would|to))\b", regex.IGNORECASE
+)
 TL_DR = regex.compile(r"\bTL;DR\b", regex.IGNORECASE)
 SENTENCE_END = regex.compile(r"(?<=[.])\s+")
 CLAUSE_BEFORE = regex.compile(r"[^。；;！!？?\n，,]{2,40}[，,]\s*$")
@@ -162,14 +170,17 @@ def extract_advice(entry: Entry) -> list[Mention]:
     found: list[Mention] = []
     text = TL_DR.sub("TL DR", entry.text)  # one clause, not two; the offsets stay
     clauses = (c for c in CLAUSE.finditer(text) if ANCHOR.search(text, c.start(), c.end()))
-    for clause, match in ((c, m) for c in clauses for m in ADVICE.finditer(text, c.start(), c.end())):
+    for clause, match in (
+        (c, m) for c in clauses for m in ADVICE.finditer(text, c.start(), c.end())
+    ):
         if HOW_TO.search(text, clause.start(), match.start()):
             continue  # how one should read, in a document the PR adds
         key = "skim" if match.group("skim") else "close-read"
+        start, end = match.span()
         found.append(
             Mention(
-                Kind.ADVICE, key, entry.text[match.start() : match.end()], match.start(), match.end(),
-                detail=_scope(text, match.start(), match.end()),
+                Kind.ADVICE, key, entry.text[start:end], start, end,
+                detail=_scope(text, start, end),
             )
         )  # fmt: skip
     if not found:

@@ -3,6 +3,7 @@
 An entry goes to `tune` when int(sha1(id), 16) % 100 < 60, else to `check`.
 The split depends only on the id, so adding entries never moves old ones.
 """
+
 import hashlib
 import json
 from pathlib import Path
@@ -22,7 +23,8 @@ def main() -> None:
         parts[bucket(e["id"])].append(e)
     for name, items in parts.items():
         (HERE / f"{name}.json").write_text(
-            json.dumps(items, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            json.dumps(items, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        )
     print(f"total {len(entries)}: tune {len(parts['tune'])}, check {len(parts['check'])}")
 
 
