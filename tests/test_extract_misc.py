@@ -117,3 +117,67 @@ def test_advice_scoped_by_a_clause_that_is_only_the_readers() -> None:
     general, *scoped = extract_advice(entry(text))
     assert general.key == "skim"
     assert [(m.key, m.detail) for m in scoped] == [("close-read", "for:关心调度公平性的人")]
+
+
+@pytest.mark.parametrize(
+    "text, advice",
+    [
+        # a reading, a manner and an address, in words no phrase lists
+        ("换算公式要一行一行抠，错一位就是静默错误。", "close-read"),
+        ("锁的获取顺序请耐心推一遍。", "close-read"),
+        ("The eviction loop needs careful eyes.", "close-read"),
+        ("Give the retry path a second look.", "close-read"),
+        # a reading that suffices, or a verb that opens the clause
+        ("读个提交说明就够了。", "skim"),
+        ("Mostly renames: a skim is fine.", "skim"),
+        ("Flip through the test changes and approve.", "skim"),
+        ("可快读，改动都在注释里。", "skim"),
+        # a recommendation with no manner is a close reading
+        ("值得一读，边界条件写得很讲究。", "close-read"),
+        ("Worth a read for anyone who runs pipeline parallelism.", "close-read"),
+        # a negated reading is a light one, and "don't skip" a close one
+        ("别去细抠实现，知道有这个开关就好。", "skim"),
+        ("You don't need to study the generated stubs.", "skim"),
+        ("不要跳过 `_rollback` 那一段。", "close-read"),
+    ],
+)
+def test_advice_from_concepts_in_sentences_no_phrase_lists(text: str, advice: str) -> None:
+    """The concept layer: these sentences were written for this test, not taken from any
+    corpus, and no phrase of the lists above matches them whole."""
+    assert extract_advice(entry(text))[0].key == advice
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "评审时大家把这段看得很仔细，讨论了两轮。",  # how someone read
+        "We walked through the allocator carefully during the sync.",
+        "The kernel does not check the dtype before the cast.",  # code that leaves out a check
+        "Callers that do not pass the flag get the old behaviour.",
+        "后续建议仔细审查这条路径的性能。",  # future work
+        "The parser reads each shard line by line.",  # code reading data
+        "值得注意的是默认值变了，需要同步更新部署脚本。",
+    ],
+)
+def test_advice_concepts_leave_out_narratives_code_and_future_work(text: str) -> None:
+    assert extract_advice(entry(text)) == []
+
+
+def test_advice_concept_look_ahead_finds_what_the_plain_concept_finds() -> None:
+    """The first-character look-ahead of `_gated` is only a speed-up: over every tune
+    text, each gated concept matches exactly where its plain pattern does."""
+    import regex
+
+    from kgraph.extract import advice
+
+    data = Path(__file__).parent / "data"
+    texts = [item["summary"] for item in json.loads((ADVICE_DATA / "tune.json").read_text("utf-8"))]
+    texts += [path.read_text("utf-8") for path in sorted(data.glob("*/tune/*.txt"))]
+    assert len(texts) > 100
+    for name in ("READ", "CLOSE", "LIGHT", "ADDRESS", "SUFFICES"):
+        plain = regex.compile(getattr(advice, f"{name}_CONCEPT"), regex.IGNORECASE)
+        gated = getattr(advice, name)
+        for text in texts:
+            assert [m.span() for m in gated.finditer(text)] == [
+                m.span() for m in plain.finditer(text)
+            ], name
