@@ -50,7 +50,14 @@ CONCEPT_SENTENCES = {
         "Passing both flags now ends in a `TypeError`.",  # a code span says reject
         "两者同时出现就抛 `VLLMValidationError`。",
     ],
-    "invalid-input": ["字段为空时不再往下走。", "A malformed header used to reach the parser."],
+    "invalid-input": [
+        "字段为空时不再往下走。",
+        "A malformed header used to reach the parser.",
+        # a condition on the input before a rejection
+        "`dtype` 不是 `float16` 就直接抛错。",
+        "如果连后备内核也没有，则报错退出。",
+        "The loader raises if the shard is not in the index.",
+    ],
     "early": ["问题在启动时就暴露出来。", "The mistake surfaces up front, at start-up."],
     "boundary": ["这一步放在所有请求都要经过的入口。", "It runs at the entry point of the server."],
     "unchanged": [

@@ -236,11 +236,9 @@ LATER = regex.compile(
 )
 # A clause opened by the reading or its manner tells the reader to do it ("Glance at the
 # shim", "快速过一下", "General audience: skim").
-OPENING = regex.compile(
-    r"\s*(?:(?:just|please|so|then|simply|only|and)\s+)?|[^：:]*[：:]\s*", regex.IGNORECASE
-)
+OPENERS = frozenset("just please so then simply only and".split())
 # A clause's sentences: an English clause runs across full stops and dashes.
-SENTENCES = regex.compile(r"(?:(?<=[.:：])\s+|\s+[—–]+\s+|——|\s+-\s+)")
+SENTENCES = regex.compile(r"(?:(?<=[.:：])\s++|(?<!\s)\s++(?:[—–]+|-)\s++|——)")
 
 
 def _gated(concept: str) -> regex.Pattern[str]:
@@ -343,7 +341,7 @@ def _reading(text: str, start: int, end: int) -> tuple[str, int, int] | None:
         denied = close or READING.search(text, negated.end(), end)
         return ("skim", *span) if denied and negated.start() < denied.start() else None
     if close is not None and light is None:
-        opens = OPENING.fullmatch(text, start, first) is not None
+        opens = _opens(text[start:first])
         return ("close-read", *span) if address or opens else None
     if light is None and suffices is None:
         recommended = RECOMMENDED.search(text, start, end)
@@ -351,9 +349,15 @@ def _reading(text: str, start: int, end: int) -> tuple[str, int, int] | None:
         if recommended and reading and recommended.start() < reading.start():
             return ("close-read", *span)
     if light is not None or suffices is not None:
-        opens = OPENING.fullmatch(text, start, first) is not None
+        opens = _opens(text[start:first])
         return ("skim", *span) if address or suffices or opens else None
     return None
+
+
+def _opens(before: str) -> bool:
+    """Whether the words before a clause's first concept leave it opening the clause."""
+    words = before.strip()
+    return words.lower() in OPENERS or not words or words.endswith((":", "："))
 
 
 def _scope(text: str, start: int, end: int) -> str:
