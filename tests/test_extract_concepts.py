@@ -409,7 +409,15 @@ NEAR_MISSES = {
         "PR 没有新增测试，建议补一个按两种调度参数化的用例。",
         "No test covers the new branch.",
     ],
-    "sentinel-value": ["The field now defaults to 16 instead of a computed value."],
+    "sentinel-value": [
+        "The field now defaults to 16 instead of a computed value.",
+        # one word that is a cue of two concepts (占位: sentinel and means) is one piece of
+        # evidence, and a multimodal placeholder token is no sentinel
+        "调度失败时归还编码器缓存占位。",
+        "多模态 prompt 的占位符匹配改为线性扫描。",
+    ],
+    "invariant-as-assertion": ["新增 batch invariant 模式下的 RMSNorm 内核。"],
+    "request-coalescing": ["关停时直接中止在途请求，不再等待。"],
 }
 
 

@@ -43,6 +43,7 @@ SUGGESTION = regex.compile(
 # the change stops doing. (A contrast inside a cue, "按层名身份而非 region 索引", is its point.)
 NO_LONGER = regex.compile(r"不再|\bno longer\b", regex.IGNORECASE)
 # A combination's concepts spread over clauses of a sentence are weaker evidence than in one.
+APART_TRIES = 6  # hits tried per concept when one word shows several concepts
 SPREAD = 0.9
 
 Evidence = tuple[int, int, str, float]  # span start, end, what showed it, confidence
@@ -210,6 +211,8 @@ def _concept_evidence(
             if not present.issuperset(combination.concepts):
                 continue
             used = [h for h in in_unit if h.concept in combination.concepts]
+            if not _apart(used, combination.concepts):
+                continue
             weight = combination.weight
             if not whole:
                 start, end, clauses = _clauses_of(
@@ -222,6 +225,39 @@ def _concept_evidence(
             shown_by = combination.name
             evidence[combination.pattern].append((start, end, shown_by, round(weight, 2)))
     return evidence
+
+
+def _apart(hits: list[ConceptHit], concepts: tuple[str, ...]) -> bool:
+    """Whether each concept has a hit of its own, none overlapping another's.
+
+    One word is one piece of evidence: 占位 ("placeholder") is a cue of *sentinel* and of
+    *means*, and must not alone complete sentinel + means. A concept with a hit that
+    overlaps no other concept's hit is settled at once; the few left (their hits all
+    overlap others') are searched, at most `APART_TRIES` hits each, so a text with
+    thousands of hits stays linear.
+    """
+    by_concept: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for h in hits:
+        spans = by_concept[h.concept]
+        if (h.start, h.end) not in spans:
+            spans.append((h.start, h.end))
+    open_concepts = []
+    for concept in concepts:
+        others = [s for c, spans in by_concept.items() if c != concept for s in spans]
+        mine = by_concept[concept]
+        if not any(all((a, b) != (s, e) for a, b in others) for s, e in mine[:APART_TRIES]):
+            open_concepts.append(mine[:APART_TRIES])
+    return _assign(open_concepts, [])
+
+
+def _assign(candidates: list[list[tuple[int, int]]], taken: list[tuple[int, int]]) -> bool:
+    """Whether one span can be picked from each list, no two overlapping."""
+    if not candidates:
+        return True
+    for s, e in candidates[0]:
+        if all((a, b) != (s, e) for a, b in taken) and _assign(candidates[1:], [*taken, (s, e)]):
+            return True
+    return False
 
 
 def _concepts_needed(text: str, knowledge: Knowledge) -> set[str]:
