@@ -94,6 +94,11 @@ def test_advice_on_the_tune_half_of_the_hand_written_advice_corpus() -> None:
         ("Walk through `_merge_blocks` slowly with the old code open.", "close-read"),
         ("Recommend reading `allocator.py` end to end.", "close-read"),
         ("没有需要盯着看的地方，常规版本号更新。", "skim"),
+        # a close phrase its sentence denies just before
+        ("只是挪了一个常量，不值得花时间细究。", "skim"),
+        ("Renames one helper. Barely deserves a careful look.", "skim"),
+        ("Please diff the new masking helper against the old one carefully.", "close-read"),
+        ("Mostly renames; you can breeze through it.", "skim"),
     ],
 )
 def test_advice_in_other_words(text: str, advice: str) -> None:
@@ -106,10 +111,41 @@ def test_advice_in_other_words(text: str, advice: str) -> None:
         "The new guide explains how reviewers should read kernel diffs carefully.",
         "文档介绍了如何逐行阅读调度器的代码。",
         "启动时会仔细检查每个 adapter 的 target_modules。",
+        # someone else's reading, told
+        "这段换算在合入前被两位 reviewer 逐行看过。",
+        "作者说他已经对照旧实现仔细核对过输出。",
+        # a document about what to read
+        "The onboarding page lists which scheduler files to read carefully first.",
     ],
 )
 def test_advice_near_misses_on_how_to_read_and_code_that_checks(text: str) -> None:
     assert extract_advice(entry(text)) == []
+
+
+@pytest.mark.parametrize(
+    "text, general, scoped",
+    [
+        # "if not" and 如果不是 speak to everyone else
+        (
+            "If you maintain the sampler, trace the new masking slowly; if not, a glance will do.",
+            "skim",
+            [("close-read", "for:If you maintain the sampler")],
+        ),
+        # a group named after "for" is readers, not everyone else
+        (
+            "Release managers should read the tagging script carefully; for newcomers, a quick "
+            "look suffices.",
+            "close-read",
+            [("skim", "for:for newcomers")],
+        ),
+    ],
+)
+def test_advice_scoped_to_conditions_and_named_groups(
+    text: str, general: str, scoped: list[tuple[str, str]]
+) -> None:
+    first, *rest = extract_advice(entry(text))
+    assert first.key == general
+    assert [(m.key, m.detail) for m in rest] == scoped
 
 
 def test_advice_scoped_by_a_clause_that_is_only_the_readers() -> None:

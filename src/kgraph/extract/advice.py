@@ -79,7 +79,7 @@ SKIM_EN = (
     r"|\bwouldn'?t spend (?:much |any )?time\b"
     r"|\bno (?:deep[- ]dive|careful|close|deep|line-by-line)\b[^.;,\n]{0,20}?"
     r"\b(?:needed|required|necessary)\b"
-    r"|\bno deep[- ]dive\b"
+    r"|\bno deep[- ]dive\b|\bbreez(?:e|ing) through\b"
 )
 CLOSE_EN = (
     r"worth (?:a )?(?:careful |close(?:ly)? |slow |full |proper )?read(?:ing)?"
@@ -87,7 +87,8 @@ CLOSE_EN = (
     r"|worth (?:a |the )?(?:careful |close |closer |proper |good |hard |second )?look"
     r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line|in full|end to end|slowly)"
     r"|\b(?:read(?:ing)?|review(?:ing)?|go(?:ing)? through|check(?:ing)?|look(?:ing)? at"
-    r"|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)|compar(?:e|ing))\b[^.;,\n]{0,30}?"
+    r"|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)|compar(?:e|ing)|diff(?:ing)?)\b"
+    r"[^.;,\n]{0,60}?"
     r"\b(?:line by line|in detail|in depth|closely|carefully|slowly|thoroughly|end to end"
     r"|side by side)\b|\brecommend(?:ed)? reading\b|\bdig (?:into|in)\b|\bdraw it out\b"
     r"|\bclose(?:r)?[- ](?:read|look|reading)\b"
@@ -114,7 +115,7 @@ ANCHOR = regex.compile(
     r"|skim|glance|skip|quick|read|look|mechanical|easy|need|once-over|ignore|attention|study"
     r"|careful|close|line by line|detail|depth|studying|review|time|nothing|not much|digging"
     r"|recommended|reading|scrutin|thorough|slowly|warrant|eyeball|tl[ ;]?dr|be aware|just know"
-    r"|bother|spend (?:much |any )?time"
+    r"|bother|spend (?:much |any )?time|breez"
     r"|deep[- ]dive|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)\b|dig (?:in|into)\b"
     r"|draw it|side by side|end to end|核对|比对|推一|推导|盯|放慢|关心|在意|纠结|操心|重点",
     regex.IGNORECASE,
@@ -126,7 +127,7 @@ OTHERS = regex.compile(
     r"(?:其他人|其余人|其他同学|其余同学|其他读者|其余读者|别的同学|其他|其余|否则|不然|除此之外|除此以外)"
     r"(?!的?(?:部分|地方|改动|代码|文件|测试|内容|逻辑))"
     r"|\bthe rest\b|\bmost readers\b|\beveryone else\b|\beverybody else\b|\bothers\b"
-    r"|\bother readers\b|\botherwise\b",
+    r"|\bother readers\b|\botherwise\b|\bif not\b|如果不是|要不是",
     regex.IGNORECASE,
 )
 ROLE_ZH = (
@@ -137,12 +138,15 @@ READERS_ZH = regex.compile(
     r"|[^，,。；;\n\s]{1,30}?(?:相关的?|方向的?|的)(?:同学|读者|工程师|开发者|维护者|贡献者|团队)"
 )
 READERS_EN = regex.compile(
-    r"\b(?:anyone|people|those|engineers?|maintainers?|readers?|folks|reviewers?|owners?|authors?)\s+"
+    r"\b(?:anyone|people|those|engineers?|maintainers?|readers?|folks|reviewers?|owners?|authors?"
+    r"|users?|contributors?|developers?)\s+"
     r"(?:who|working on|touching|maintaining|owning|running|of|that|on|in)\b[^.;!?\n,]{2,60}"
     r"|\bwhoever\s+\w+(?:[^.;!?\n,]|\.(?=\S)){2,60}?(?=\s+(?:should|must|needs?|can|will|wants?)\b|$)"
     r"|\bif you(?:'re| are)? (?:own|maintain|touch|work on|run|review|care about|deal with|call|use"
     r"|working on|touching|maintaining|debugging|debug|\w+ing)\b[^.;!?\n,]{2,60}"
-    r"|\b(?:(?!(?:for|to|if)\s)[\w/+-]+\s+){1,3}(?:folks|people|maintainers|owners|developers|engineers|users|authors|callers|consumers)\b",
+    r"|\b(?:(?!(?:for|to|if)\s)[\w/+-]+\s+){1,3}(?:folks|people|maintainers|owners|developers|engineers|users|authors|callers|consumers|contributors)\b"
+    r"|^\s*for\s+(?:[\w/+-]+\s+){0,3}(?:folks|people|maintainers|owners|developers|engineers"
+    r"|users|authors|callers|consumers|contributors|reviewers|newcomers)\b",
     regex.IGNORECASE,
 )
 # A condition on the reader, in the clause before the advice: "如果你在做调度，值得精读".
@@ -158,7 +162,10 @@ AUDIENCE_CLAUSE_ZH = regex.compile(
 # Instructions on reading ("a section on how reviewers should read kernel diffs carefully",
 # "指导新贡献者如何逐模块精读") describe a document, not this PR's reader.
 HOW_TO = regex.compile(
-    r"如何|怎样|怎么|\bhow (?:to|\w+ (?:should|can|could|would|to))\b", regex.IGNORECASE
+    r"如何|怎样|怎么|哪些[^，,。；;\n]{0,20}?(?:要|该|需要|值得)(?:细|精|仔细)?(?:读|看)"
+    r"|\bhow (?:to|\w+ (?:should|can|could|would|to))\b"
+    r"|\b(?:which|what)\b[^.;,\n]{0,60}?\bto(?:\s*$|\s+(?:read|skim|review|look)\b)",
+    regex.IGNORECASE,
 )
 # The concept layer: a clause the phrases above miss is advice when it combines a reading
 # (读/看/过一遍/了解, "read", "look", "pass", "know") with a manner (仔细/逐行/慢, "carefully",
@@ -268,6 +275,16 @@ READING = regex.compile(
     r"读|看|审|阅|深究|细究|\b(?:read(?:ing)?|review(?:ing)?|look(?:ing)?|stud(?:y|ying))\b",
     regex.IGNORECASE,
 )
+# A close phrase its clause denies just before (不值得花时间…, "Hardly warrants a careful
+# review") is a light reading.
+DENIED_BEFORE = regex.compile(
+    rf"(?:{NEGATED_CONCEPT})[^，,。；;\n]{{0,12}}$|不$|\b(?:hardly|barely|scarcely)\b[^,.;\n]{{0,20}}$",
+    regex.IGNORECASE,
+)
+# Someone else's reading, told (被几位维护者逐行过了一遍, 作者对着旧实现仔细比对过): a
+# passive or a named reader before the phrase, or the experiential 过 after it.
+NARRATED_BEFORE = regex.compile(r"被|作者|评审(?:时|阶段|中|过程)|审的时候")
+NARRATED_AFTER = regex.compile(r"过(?![一两目遍])|了一遍")
 TL_DR = regex.compile(r"\bTL;DR\b", regex.IGNORECASE)
 SENTENCE_END = regex.compile(r"(?<=[.])\s+")
 CLAUSE_BEFORE = regex.compile(r"[^。；;！!？?\n，,]{2,40}[，,]\s*$")
@@ -293,6 +310,12 @@ def extract_advice(entry: Entry) -> list[Mention]:
                            default=clause.start())  # fmt: skip
             if HOW_TO.search(text, sentence, start) or LATER.search(text, sentence, start):
                 continue  # how one should read, in a document the PR adds; work for later
+            if key == "close-read" and (
+                NARRATED_BEFORE.search(text, sentence, start) or NARRATED_AFTER.match(text, end)
+            ):
+                continue  # how someone else read it
+            if key == "close-read" and DENIED_BEFORE.search(text, sentence, start):
+                key = "skim"
             found.append(
                 Mention(
                     Kind.ADVICE, key, entry.text[start:end], start, end,
