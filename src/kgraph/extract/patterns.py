@@ -36,7 +36,11 @@ SUGGESTION = regex.compile(
     # any other 建议 whose clause is not about reading (建议精读, 建议重点关注…: advice), the
     # reading word looked for within a bounded reach, so that the search stays linear
     r"|建议(?![^，,；;。：:]{0,40}(?:读|看|关注|了解|浏览|跳过|略过|扫))"
-    r"|TODO|落地前|\bconsider\b|\bcould\b|\bfollow-?ups?\b|\bnext step",
+    r"|TODO|落地前|\bconsider\b|\bcould\b|\bfollow-?ups?\b|\bnext step"
+    # a reviewer's request, or work wished for ("suggested adding a barrier", "asked for
+    # parametrization", "it might be worth deduplicating", "should probably")
+    r"|\bsuggest\w*|\basked for\b|\b(?:would|might) be (?:worth|good|nice|better)\b"
+    r"|\bit'?d be (?:good|nice|worth)\b|\bshould probably\b|\bin a separate (?:PR|change)\b",
     regex.IGNORECASE,
 )
 # A cue whose match runs over a "no longer" ("非法值不再只打一条 warning 并回落") matches what
