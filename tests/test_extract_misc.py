@@ -99,6 +99,11 @@ def test_advice_on_the_tune_half_of_the_hand_written_advice_corpus() -> None:
         ("Renames one helper. Barely deserves a careful look.", "skim"),
         ("Please diff the new masking helper against the old one carefully.", "close-read"),
         ("Mostly renames; you can breeze through it.", "skim"),
+        # a reading denied in other words, and a careful study
+        ("Fixes three typos. There's no reason to read this closely.", "skim"),
+        ("Only the message changes. You won't need to study this.", "skim"),
+        ("Mechanical rename. No scrutiny needed, CI covers it.", "skim"),
+        ("The merge step is the heart of it and rewards careful study.", "close-read"),
     ],
 )
 def test_advice_in_other_words(text: str, advice: str) -> None:
@@ -116,6 +121,8 @@ def test_advice_in_other_words(text: str, advice: str) -> None:
         "作者说他已经对照旧实现仔细核对过输出。",
         # a document about what to read
         "The onboarding page lists which scheduler files to read carefully first.",
+        # code that skims data
+        "The sampler now skims the top-64 logits before falling back to a full sort.",
     ],
 )
 def test_advice_near_misses_on_how_to_read_and_code_that_checks(text: str) -> None:

@@ -63,11 +63,14 @@ SKIM_EN = (
     r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
     r"|(?:no need (?:to|for)|needn't|need not|(?:doesn't|does not|don't|do not) need(?: to)?"
     r"|nothing (?:here |in (?:it|this|the diff) )?(?:needs|requires|warrants|deserves)"
-    r"|(?:doesn't|does not|don't|do not) (?:require|warrant|deserve)|nothing worth)"
+    r"|(?:doesn't|does not|don't|do not) (?:require|warrant|deserve)|nothing worth"
+    r"|no reason to|(?:won't|will not|shouldn't|should not) need(?: to)?|not necessary to)"
     r"\s(?:[a-z]+\s){0,3}?"
     r"(?:close(?:ly)?|careful(?:ly)?|line by line|deep(?:ly)?|in detail|study|studying"
     r"|scrutini[sz]\w*)\b"
-    r"|\bskim(?:ming|med|s)?\b|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b"
+    # "the sampler now skims the top-64 logits": code that skims data, not a reader
+    r"|\bskim(?:ming|med)?\b|(?<!\b(?:the|this|that|it|which|now)\b[^.;,\n]{0,30})\bskims\b"
+    r"|\bskim-level\b|\bglance\b|\bskip (?:it|this)\b"
     r"|\bquick (?:look|pass|read|scan|once-over)\b|\bonce-over\b|\bread (?:it )?quickly\b"
     r"|\bshort and mechanical\b|\bis easy\b|\beasy to follow\b|\beasy read\b|\bbrief look\b"
     r"|\blight read\b|\bskimmable\b|\bat a glance\b|\bnothing (?:subtle|tricky|to study)\b"
@@ -77,7 +80,7 @@ SKIM_EN = (
     r"|\bread(?:ing)? the (?:title|description|summary|pr description|commit message)\b"
     r"|\bjust (?:need to )?(?:know|be aware)\b|\band move on\b|\bdon'?t bother\b"
     r"|\bwouldn'?t spend (?:much |any )?time\b"
-    r"|\bno (?:deep[- ]dive|careful|close|deep|line-by-line)\b[^.;,\n]{0,20}?"
+    r"|\bno (?:deep[- ]dive|careful|close|deep|line-by-line|scrutiny)\b[^.;,\n]{0,20}?"
     r"\b(?:needed|required|necessary)\b"
     r"|\bno deep[- ]dive\b|\bbreez(?:e|ing) through\b"
 )
@@ -98,6 +101,7 @@ CLOSE_EN = (
     r"|\bworth studying\b|\bcareful review\b|\breview (?:it |this )?carefully\b|\btake your time\b"
     r"|\bstudy (?:it|this|how|the (?:diff|change|code|logic))\b|\bpay (?:close )?attention to\b"
     r"|\bworth digging into\b|\bgo through (?:it |this |the [a-z]+ )?carefully\b"
+    r"|\b(?:careful|close|closer) (?:study|reading|scrutiny)\b"
     r"|\brequired reading\b|\bhighly recommended\b|\brecommended (?:for|to)\b|\bscrutin"
 )
 SKIM = rf"{NEGATION}[^，,。；;\n]{{0,10}}?(?:{CLOSE_ZH})|{LIGHT_ZH}|{SKIM_EN}"
@@ -221,7 +225,8 @@ SUFFICES_CONCEPT = (
 NEGATED_CONCEPT = (
     rf"{NEGATION}|不要|别(?![的人处])|犯不着|大可不必|不须"
     r"|\bno need\b|\bneedn'?t\b|\bneed not\b|\b(?:don'?t|do not|doesn'?t|does not)\b"
-    r"|\bnot worth\b|\bwouldn'?t\b|\bnothing\b(?=\s+(?:here\s+|in\s+\w+\s+)?(?:is\s+)?"
+    r"|\bnot worth\b|\bwouldn'?t\b|\bno reason\b|\bwon'?t need\b|\bwill not need\b"
+    r"|\bnothing\b(?=\s+(?:here\s+|in\s+\w+\s+)?(?:is\s+)?"
     r"(?:worth|needs|requires|warrants|deserves|to))|\bno\b(?=[^.;,\n]{0,30}?"
     r"\b(?:needed|required|necessary)\b)"
 )
