@@ -260,6 +260,9 @@ def test_described_decisions_are_found(text: str, decision: str) -> None:
         "原来的代码在每一步都会重新扫描整个列表，长输出下很慢。",  # the old code
         "测试新增三个用例，覆盖只有旧字段和两者都有的情形。",  # the tests
         "本 PR 没有新增测试。",  # a statement of no change
+        # reading advice, told to the reader
+        "Skim, unless you maintain P/D deployment recipes, in which case update them now.",
+        "Close-read if you own model loading now; otherwise skim.",
     ],
 )
 def test_described_decision_near_misses(text: str) -> None:

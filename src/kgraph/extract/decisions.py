@@ -13,7 +13,9 @@ A review states a decision in a few recognisable forms:
   "The fix now validates at …", "moves the check into … so that …" (`_described`). It is
   read only in a digest whose reviews seldom quote their decisions
   (`settle_described`): a reviewer who quotes decisions has said which they are, and the
-  rest of the summary explains them.
+  rest of the summary explains them. A sentence that advises the reader how to read the PR
+  ("Skim, unless you maintain the recipes, in which case update them now") is addressed to
+  the reader, not a decision.
 
 Quoted text that is not a decision — a reading order, an error message, the name of a
 state, something the review warns against («不要「顺手统一」») — stays out. The `key` of a
@@ -30,6 +32,8 @@ from itertools import accumulate, pairwise
 
 import regex
 
+from kgraph.extract.advice import ANCHOR as ADVICE_ANCHOR
+from kgraph.extract.advice import extract_advice
 from kgraph.extract.prose import PAIRED_QUOTES, Prose, Quote, Span, overlap, prose, tokens
 from kgraph.model import Entry, Field, Kind, Mention
 
@@ -202,11 +206,11 @@ def _mentions(text: str, field: Field) -> list[Mention]:
             marked.add((start, end))
     if field is Field.TEXT and not _any_quoted(p, found):
         described = [
-            d
+            (d, start, end)
             for start, end in p.sentences()
             if (start, end) not in marked and (d := _described(p, start, end)) is not None
         ]
-        ranked = sorted(described)
+        ranked = sorted(d for d, start, end in described if not _advises(text[start:end]))
         found.extend(
             c
             for i, (strength, c) in enumerate(ranked)
@@ -224,6 +228,13 @@ def _mentions(text: str, field: Field) -> list[Mention]:
             )
         )
     return mentions
+
+
+def _advises(sentence: str) -> bool:
+    """Whether the sentence tells the reader how to read the PR (then it is no decision)."""
+    return ADVICE_ANCHOR.search(sentence) is not None and bool(
+        extract_advice(Entry("", 0, "", sentence))
+    )
 
 
 def _any_quoted(p: Prose, candidates: Sequence[Candidate]) -> bool:
