@@ -104,6 +104,15 @@ def test_advice_on_the_tune_half_of_the_hand_written_advice_corpus() -> None:
         ("Only the message changes. You won't need to study this.", "skim"),
         ("Mechanical rename. No scrutiny needed, CI covers it.", "skim"),
         ("The merge step is the heart of it and rewards careful study.", "close-read"),
+        # a fourth writer's: tools of a slow reading, and a close reading called needless
+        ("窗口边界的索引计算得拿出放大镜来看，差一位就是静默错误。", "close-read"),
+        ("这个 PR 值得专门留出一个下午啃一啃。", "close-read"),
+        ("ROCm folks, please pore over the autotune keys.", "close-read"),
+        ("Please don't rubber-stamp this one.", "close-read"),
+        ("Fixes several typos in docstrings. Scrutinizing this would be overkill.", "skim"),
+        ("There's nothing here you need to read line by line.", "skim"),
+        ("这种映射表无须细究，跑通测试即可。", "skim"),
+        ("Don't sweat the details on this one; it's a registry entry.", "skim"),
     ],
 )
 def test_advice_in_other_words(text: str, advice: str) -> None:
@@ -123,6 +132,9 @@ def test_advice_in_other_words(text: str, advice: str) -> None:
         "The onboarding page lists which scheduler files to read carefully first.",
         # code that skims data
         "The sampler now skims the top-64 logits before falling back to a full sort.",
+        # a reading order a guide gives, and a template telling authors to read their own diff
+        "新增一篇源码导读文档，并给出推荐的阅读顺序。",
+        "PR 模板新增一项：提交前请逐行通读自己的 diff。",
     ],
 )
 def test_advice_near_misses_on_how_to_read_and_code_that_checks(text: str) -> None:

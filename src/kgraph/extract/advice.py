@@ -35,8 +35,11 @@ CLOSE_ZH = (
     r"|(?:细细|好好|反复|慢慢|细|精)(?:地)?(?:读|看|审|品))"
     r"(?!(?:下来|之下|会|才|就|可以发现|能发现|发现|取|入|写|出))"  # 仔细看会发现: a narrative;
     # 逐行读取配置: code reading data, not a reader
-    r"|(?:逐项|逐条|逐字|逐个|一行一行|一条条|一点点)(?:地)?(?:读|看|审|过|推|核对|比对|读懂)"
-    r"|(?:认真|仔细)(?:地)?(?:核对|比对|推敲|审阅|审查)|盯着(?:看|读)"
+    r"|(?:逐项|逐条|逐字|逐个|一行一行|一条条|一点点|一帧一帧|一步一步|一句一句)(?:地)?(?:读|看|审|过|推|核对|比对|读懂)"
+    r"|(?:认真|仔细)(?:地)?(?:核对|比对|推敲|审阅|审查|琢磨|对(?:一下|一遍))|盯着(?:看|读)"
+    # tools and time of a slow reading (拿出放大镜来看, 把草稿纸备上, 留出一个下午啃一啃)
+    r"|放大镜|显微镜|草稿纸|纸笔|细细琢磨|(?:下|花)(?:点|些)?(?:功夫|工夫)|啃(?:一啃|透|下来)"
+    r"|留出[^，,。；;！!\n]{0,8}?(?:下午|上午|晚上|时间|半天|一天)|当作[^，,。；;！!\n]{0,8}?(?:论文|教材)"
     r"|(?:读|看)的时候[^，,。；;！!\n]{0,6}?放慢|放慢(?:速度|节奏)?(?:读|看)"
     r"|(?:跟着|拿纸笔)[^，,。；;！!\n]{0,10}?推(?:一遍|一下|导)|重点关注(?:对象|的(?:地方|部分))"
     r"|对照[^，,。；;！!\n]{0,12}?(?:读|看)|重点(?:读|看)|必读"
@@ -55,7 +58,8 @@ LIGHT_ZH = (
     r"|几分钟就能看完|一目了然|一眼就能看(?:懂|明白|完)|心里有数|有个印象|走马观花|点到为止"
     r"|看个大概|过目即可|扫读|粗读|简单看看|大致看看|看看就行|随便看看|瞄一眼|一带而过|无需深究|不用深究"
     r"|(?:可以|可)跳过|不用细看|(?:看|读)(?:个|一下|一眼)?[^，,。；;！!\n]{0,8}?(?:标题|描述|结论|测试|摘要)就(?:够|行|足够|好)|不必花(?:太多|很多)?时间"
-    r"|(?:不用|不必|无需|无须)(?:太)?(?:关心|在意|纠结|操心)(?:细节|实现)"
+    r"|(?:不用|不必|无需|无须)(?:太)?(?:关心|在意|纠结|操心)(?:细节|实现)|(?:不用|不必|无需|无须)(?:深究|细究)"
+    r"|走(?:个|一下|一遍)?过场|(?:翻|看|扫)(?:两下|几下)[^，,。；;！!\n]{0,6}?(?:就过|就行|就好|即可)"
     r"|(?:了解|知道|明白|看懂|理解|记住)[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好)"
     r"|(?:可以|可)不看|不(?:用|必)(?:再)?看|不看也(?:行|可以|没关系)|翻翻|一扫而过|看看(?:即可|就好)"
 )
@@ -64,7 +68,8 @@ SKIM_EN = (
     r"|(?:no need (?:to|for)|needn't|need not|(?:doesn't|does not|don't|do not) need(?: to)?"
     r"|nothing (?:here |in (?:it|this|the diff) )?(?:needs|requires|warrants|deserves)"
     r"|(?:doesn't|does not|don't|do not) (?:require|warrant|deserve)|nothing worth"
-    r"|no reason to|(?:won't|will not|shouldn't|should not) need(?: to)?|not necessary to)"
+    r"|no reason to|(?:won't|will not|shouldn't|should not) need(?: to)?|not necessary to"
+    r"|nothing (?:here |in (?:it|this|the diff) )?(?:that )?you (?:need|have|must)(?: to)?)"
     r"\s(?:[a-z]+\s){0,3}?"
     r"(?:close(?:ly)?|careful(?:ly)?|line by line|deep(?:ly)?|in detail|study|studying"
     r"|scrutini[sz]\w*)\b"
@@ -82,7 +87,7 @@ SKIM_EN = (
     r"|\bwouldn'?t spend (?:much |any )?time\b"
     r"|\bno (?:deep[- ]dive|careful|close|deep|line-by-line|scrutiny)\b[^.;,\n]{0,20}?"
     r"\b(?:needed|required|necessary)\b"
-    r"|\bno deep[- ]dive\b|\bbreez(?:e|ing) through\b"
+    r"|\bno deep[- ]dive\b|\bbreez(?:e|ing) through\b|\bdon'?t sweat\b|\bno need to sweat\b"
 )
 CLOSE_EN = (
     r"worth (?:a )?(?:careful |close(?:ly)? |slow |full |proper )?read(?:ing)?"
@@ -103,6 +108,9 @@ CLOSE_EN = (
     r"|\bworth digging into\b|\bgo through (?:it |this |the [a-z]+ )?carefully\b"
     r"|\b(?:careful|close|closer) (?:study|reading|scrutiny)\b"
     r"|\brequired reading\b|\bhighly recommended\b|\brecommended (?:for|to)\b|\bscrutin"
+    # tools of a slow reading, and a review that must not be a formality
+    r"|\bpore over\b|\bloupe\b|\bmagnifying glass\b|\bmicroscope\b|\bpencil in hand\b"
+    r"|\bwith a pencil\b|\bpen and paper\b|\bexam material\b|\b(?:don'?t|do not) rubber-?stamp\b"
 )
 SKIM = rf"{NEGATION}[^，,。；;\n]{{0,10}}?(?:{CLOSE_ZH})|{LIGHT_ZH}|{SKIM_EN}"
 CLOSE_READ = (
@@ -121,7 +129,9 @@ ANCHOR = regex.compile(
     r"|recommended|reading|scrutin|thorough|slowly|warrant|eyeball|tl[ ;]?dr|be aware|just know"
     r"|bother|spend (?:much |any )?time|breez"
     r"|deep[- ]dive|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)\b|dig (?:in|into)\b"
-    r"|draw it|side by side|end to end|核对|比对|推一|推导|盯|放慢|关心|在意|纠结|操心|重点",
+    r"|draw it|side by side|end to end|核对|比对|推一|推导|盯|放慢|关心|在意|纠结|操心|重点"
+    r"|放大镜|显微镜|草稿纸|纸笔|琢磨|功夫|工夫|啃|留出|论文|教材|过场|细究|两下|几下"
+    r"|sweat|pore|loupe|magnif|microscope|pencil|pen and paper|exam|rubber",
     regex.IGNORECASE,
 )
 CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
@@ -135,7 +145,7 @@ OTHERS = regex.compile(
     regex.IGNORECASE,
 )
 ROLE_ZH = (
-    r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉|改过|用到|打算|准备|参与|写)"
+    r"(?:做|负责|关注|关心|维护|从事|研究|排查过|开发|接触|在做|熟悉|改过|动过|碰过|用到|打算|准备|参与|写)"
 )
 READERS_ZH = regex.compile(
     rf"{ROLE_ZH}[^，,。；;\n]{{1,30}}?(?:的)?(?:同学|人|读者|工程师|开发者|维护者|贡献者|团队)"
@@ -167,7 +177,7 @@ AUDIENCE_CLAUSE_ZH = regex.compile(
 # "指导新贡献者如何逐模块精读") describe a document, not this PR's reader.
 HOW_TO = regex.compile(
     r"如何|怎样|怎么|哪些[^，,。；;\n]{0,20}?(?:要|该|需要|值得)(?:细|精|仔细)?(?:读|看)"
-    r"|\bhow (?:to|\w+ (?:should|can|could|would|to))\b"
+    r"|阅读(?:顺序|路径|指南)|自己的|\bhow (?:to|\w+ (?:should|can|could|would|to))\b|\byour own\b"
     r"|\b(?:which|what)\b[^.;,\n]{0,60}?\bto(?:\s*$|\s+(?:read|skim|review|look)\b)",
     regex.IGNORECASE,
 )
@@ -288,6 +298,13 @@ DENIED_BEFORE = regex.compile(
 )
 # Someone else's reading, told (被几位维护者逐行过了一遍, 作者对着旧实现仔细比对过): a
 # passive or a named reader before the phrase, or the experiential 过 after it.
+# A close reading called needless just after ("Scrutinizing this would be overkill",
+# 逐行看纯属多余) is a light one.
+DENIED_AFTER = regex.compile(
+    r"[^.;,，。；;！!\n]{0,20}?(?:\b(?:would be|is|'s|seems) (?:overkill|unnecessary|not needed)\b"
+    r"|纯属多余|(?:就|是|有点|有些)多余|大可不必|没(?:有)?必要)",
+    regex.IGNORECASE,
+)
 NARRATED_BEFORE = regex.compile(r"被|作者|评审(?:时|阶段|中|过程)|审的时候")
 NARRATED_AFTER = regex.compile(r"过(?![一两目遍])|了一遍")
 TL_DR = regex.compile(r"\bTL;DR\b", regex.IGNORECASE)
@@ -319,7 +336,9 @@ def extract_advice(entry: Entry) -> list[Mention]:
                 NARRATED_BEFORE.search(text, sentence, start) or NARRATED_AFTER.match(text, end)
             ):
                 continue  # how someone else read it
-            if key == "close-read" and DENIED_BEFORE.search(text, sentence, start):
+            if key == "close-read" and (
+                DENIED_BEFORE.search(text, sentence, start) or DENIED_AFTER.match(text, end)
+            ):
                 key = "skim"
             found.append(
                 Mention(
