@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kgraph.catalog import builtin_knowledge
-from kgraph.extract.concepts import find_concepts
+from kgraph.extract.concepts import find_concepts, negated, negation_starts
 from kgraph.extract.patterns import confidence_of, extract_patterns
 from kgraph.model import Entry, Field
 
@@ -471,3 +471,21 @@ def test_patterns_paraphrased_by_a_writer_who_saw_only_definitions(
     near = [pid in patterns_in(s) for pid, d in data.items() for s in d["near"]]
     assert sum(found) / len(found) >= recall_floor
     assert sum(near) <= near_ceiling
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "这里不再回退，而是直接拒绝；并不是在查找时才丢弃，没有新增参数。",
+        "It no longer retries, rather than failing; NOTHING is cached and it isn't lazy.",
+        "Straße: the fold changes length, so it doesn't skip nor fall back.",  # ß folds to ss
+        "无否定词的一句话，只有 `ValueError` 和 cache。",
+    ],
+)
+def test_negation_looked_up_in_its_starts_answers_as_the_search_does(text: str) -> None:
+    """`negated` with the text's negation starts (found once per text) is the same test as
+    without them, at every position: the starts only skip the search where none can be."""
+    starts = negation_starts(text)
+    assert [negated(text, i, starts) for i in range(len(text) + 1)] == [
+        negated(text, i) for i in range(len(text) + 1)
+    ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import ahocorasick
@@ -209,7 +210,7 @@ class CueGate:
             folded = text.casefold()
             present = {letter for letter in self.letters if letter in folded}
             if self.automaton is not None:
-                present.update(needle for _, needle in self.automaton.iter(folded))
+                present.update(map(itemgetter(1), self.automaton.iter(folded)))
             for needle in present:
                 for index in by_needle.get(needle, ()):
                     if index in found:

@@ -26,7 +26,7 @@ from collections import defaultdict
 import regex
 
 from kgraph.catalog import CUE_WEIGHT, Knowledge
-from kgraph.extract.concepts import ConceptHit, find_concepts, negated
+from kgraph.extract.concepts import ConceptHit, find_concepts, negated, negation_starts
 from kgraph.extract.prose import Prose, compact, prose
 from kgraph.ingest.text import quoted
 from kgraph.model import Entry, Field, Incomplete, Kind, Mention
@@ -156,6 +156,7 @@ def _cue_evidence(
     short, origin = compact(text)
     evidence: dict[str, list[Evidence]] = defaultdict(list)
     weight_of = {p.id: p.cue_weight for p in knowledge.patterns}
+    starts: list[int] | None = None
     for index in sorted(knowledge.cue_gate.candidates(text, short)):
         pattern_id, cue = knowledge.cues[index]
         try:
@@ -168,10 +169,12 @@ def _cue_evidence(
         except TimeoutError:  # only a user's cue has a timeout
             stopped.append(stopped_cue(cue.source, f"pattern {pattern_id}", cue.where, cue.timeout))
             continue
+        if spans and starts is None:
+            starts = negation_starts(text)
         for a, b in spans:
             if (
                 not _inside(a, suggested)
-                and not negated(text, a)
+                and not negated(text, a, starts)
                 and NO_LONGER.search(text, a + 1, b) is None
             ):
                 start, end = (0, len(text)) if whole else _clause_around(p, a, b)
