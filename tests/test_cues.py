@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DATA, DEV, EXAMPLES, SEEDS
-from kgraph.catalog import builtin_knowledge
+from kgraph.catalog import Cue, _split, builtin_knowledge
+from kgraph.cue_syntax import alternatives
 from kgraph.cues import CueGate, most_selective, requirements
 from kgraph.extract.prose import compact
 from kgraph.ingest import read_inputs
@@ -170,3 +171,20 @@ def test_cue_syntax_requirements_hold_in_every_match(data) -> None:
     text = data.draw(st.from_regex(expression, fullmatch=True))
     for needles in found or ():
         assert any(n in text.casefold() for n in needles), (expression, text, needles)
+
+
+def test_alternatives_split_at_the_top_level_only() -> None:
+    assert alternatives(r"a|(b|c)d|[|]x|\|y") == ["a", "(b|c)d", "[|]x", r"\|y"]
+    assert alternatives("no-branch") == ["no-branch"]
+    assert alternatives("(unbalanced|x") == ["(unbalanced|x"]
+
+
+def test_a_concepts_cue_is_gated_and_run_one_alternative_at_a_time() -> None:
+    """Each top-level alternative of a concept's cue is a cue of its own (so the gate runs
+    only the alternatives whose literal the text holds), except where a flag for the whole
+    expression or a back-reference ties them together."""
+    whole = Cue(r"拒绝|\breject\w*|(?-i:`ValueError`)", "", "src")
+    assert [c.expression for c in _split(whole)] == [r"拒绝", r"\breject\w*", "(?-i:`ValueError`)"]
+    assert all(c.source == "src" for c in _split(whole))
+    for tied in (r"(?i)a|b", r"(a)x|\1y"):
+        assert _split(Cue(tied, "", tied)) == (Cue(tied, "", tied),)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import regex
 
+from kgraph.cue_syntax import alternatives
 from kgraph.cues import CueGate
 from kgraph.errors import UsageError
 from kgraph.graph import Text
@@ -574,7 +575,7 @@ def _knowledge(
             names.append(name)
     frozen = tuple(p.freeze() for p in patterns)
     cues = tuple((p.id, cue) for p in frozen for cue in p.cues)
-    concept_cues = tuple((c.id, cue) for c in concepts for cue in c.cues)
+    concept_cues = tuple((c.id, part) for c in concepts for cue in c.cues for part in _split(cue))
     return Knowledge(
         frozen,
         tuple(topics),
@@ -587,6 +588,29 @@ def _knowledge(
         concept_cues=concept_cues,
         concept_gate=CueGate.of([cue.expression for _, cue in concept_cues]),
     )
+
+
+# A flag set for the whole expression, or a back-reference, ties its alternatives together.
+_UNSPLITTABLE = regex.compile(r"\(\?[a-zA-Z]+\)|\\[1-9]|\(\?P=|\\g<")
+
+
+def _split(cue: Cue) -> tuple[Cue, ...]:
+    """A concept's cue as one cue per top-level alternative (`a|b|c`), each gated and run on
+    its own.
+
+    The gate (`kgraph.cues`) runs a cue when the text holds the literal of its most selective
+    requirement; an alternation's requirement is any one of its branches' literals, so it ran
+    on most texts, and `regex` searches an alternation position by position where it finds a
+    single literal with a fast scan. Split, the concepts' cues ran 25 % faster on the bench
+    corpus. A concept hit is a span of text, so an alternative's match that overlaps
+    another's, which the alternation would have skipped, is a hit as good as the other.
+    """
+    if _UNSPLITTABLE.search(cue.expression):
+        return (cue,)
+    parts = alternatives(cue.expression)
+    if len(parts) == 1:
+        return (cue,)
+    return tuple(dataclasses.replace(cue, expression=part) for part in parts)
 
 
 def _names_pattern(names: list[str]) -> regex.Pattern[str]:

@@ -25,6 +25,7 @@ is what `kgraph.cues` walks:
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 LITERAL, AT, ASSERT, ASSERT_NOT = "literal", "at", "assert", "assert_not"
@@ -52,6 +53,25 @@ def parse(expression: str) -> list[Item]:
     if reader.at < len(expression):
         raise Unreadable(f"unbalanced ')' at {reader.at}")
     return items
+
+
+def alternatives(expression: str) -> list[str]:
+    """The expression's top-level alternatives as source text (`a|(b|c)d` is `a`, `(b|c)d`),
+    or the expression alone when it has one or cannot be read."""
+    reader = _Reader(expression)
+    cuts = [-1]
+    try:
+        reader.sequence()
+        while reader._peek() == "|":
+            cuts.append(reader.at)
+            reader.at += 1
+            reader.sequence()
+    except Unreadable:
+        return [expression]
+    if reader.at < len(expression):
+        return [expression]
+    cuts.append(len(expression))
+    return [expression[a + 1 : b] for a, b in pairwise(cuts)]
 
 
 class _Reader:
