@@ -179,6 +179,10 @@ def test_topics_are_read_from_the_title_not_the_summary() -> None:
         # role words the dozen characters around a handle cut in two are read whole
         ("Maintainers: @alice, please take a look.", [("alice", "maintainer")]),
         ("Thanks to @bob, who co-authored the patch.", [("bob", "co-author")]),
+        # a plural role noun names a group, not the bare word beside it
+        ("Worth a close read for structured-output maintainers.", []),
+        ("KV connector authors should read this one closely.", []),
+        ("Reviewers @carol and @dan signed off.", [("carol", "reviewer"), ("dan", "reviewer")]),
     ],
 )
 def test_people_handles_and_roles(text: str, people: list[tuple[str, str]]) -> None:

@@ -89,6 +89,8 @@ def extract_people(entry: Entry) -> list[Mention]:
         for match in pattern.finditer(masked):
             if masked[max(0, match.start("handle") - 1)] == "@":
                 continue  # an @handle, read above with its exact span
+            if _plural_role(match):
+                continue  # "structured-output maintainers", "authors should…": a group
             _add(found, entry.text, match, _role_of(match))
     return sorted(found.values())
 
@@ -113,6 +115,17 @@ def _role_of(match: regex.Match[str]) -> str:
         if groups.get(name) is not None or groups.get(name + "_v") is not None:
             return role
     return ""
+
+
+def _plural_role(match: regex.Match[str]) -> bool:
+    """Whether the role noun next to a bare name is an English plural, which names a group
+    ("KV connector authors should read this"), not the user beside it."""
+    groups = match.groupdict()
+    for role in ROLE_NOUNS:
+        word = groups.get(role.replace("-", "_"))
+        if word and word.isascii() and word[-1] in "sS":
+            return True
+    return False
 
 
 NEAR = 12  # characters either side of an @handle where its role may be written
