@@ -5,6 +5,7 @@ split by file is a split by PR. The rule was fixed before any entry was read: th
 number NN goes to `check` when NN % 5 is 0 or 3, else to `tune`.
 
     python tests/data/prose/split.py /work/wt/corpus/a /work/wt/corpus/b
+    python tests/data/patterns/split.py --add /work/h7     # a later writer, beside the rest
 """
 
 from __future__ import annotations
@@ -24,9 +25,15 @@ def split_of(name: str) -> str:
 
 
 def main(folders: list[str], here: Path = HERE) -> None:
-    """Copy the writers' digests and gold from `folders` into `here`/tune and `here`/check."""
+    """Copy the writers' digests and gold from `folders` into `here`/tune and `here`/check;
+    with `--add` first, next to what is there (a new writer's corpus), else replacing it."""
+    add = bool(folders) and folders[0] == "--add"
+    folders = folders[1:] if add else folders
     gold: dict[str, list[dict]] = {"tune": [], "check": []}
     for part in gold:
+        if add:
+            gold[part] = json.loads((here / part / "gold.json").read_text("utf-8"))
+            continue
         shutil.rmtree(here / part, ignore_errors=True)
         (here / part).mkdir()
     for folder in map(Path, folders):
