@@ -53,6 +53,8 @@ CONCEPT_SENTENCES = {
         "两者同时出现就抛 `VLLMValidationError`。",
     ],
     "invalid-input": [
+        "注册的类不是 ConfigParserBase 的子类会抛 ValueError。",
+        "It raises a `ValueError` if the children disagree.",
         "字段为空时不再往下走。",
         "A malformed header used to reach the parser.",
         # a condition on the input before a rejection
@@ -68,7 +70,12 @@ CONCEPT_SENTENCES = {
     ],
     "old-users": ["老客户端照样能用。", "Existing callers see the same result."],
     "one-owner": ["两条路径都改为读同一份配置。", "Both paths call the same helper."],
-    "no-copy": ["调度器不再自己推导这个值。", "the two copies could drift apart"],
+    "no-copy": [
+        "调度器不再自己推导这个值。",
+        "the two copies could drift apart",
+        "枚举加了新后端，这里自动跟上。",
+        "The list picks up new backends automatically.",
+    ],
     "order": ["先停引擎，再清缓存。", "The lock is released only then."],
     "bound": ["预估值不会超过实际持有的块数。", "The estimate is capped at the pool size."],
     "retry": ["失败的分片会被重试。", "The loader retries the shard that failed."],
@@ -101,6 +108,8 @@ CONCEPT_SENTENCES = {
         "Each backend declares `supports_update_block_table` and the builder asks it.",
     ],
     "clear": [
+        "退出时把原来的设置放回去。",
+        "`gc.unfreeze()` in a `finally` puts them back afterwards.",
         "重置时把请求自己的 `transfer_jobs` 一并清空。",
         "Once waited on, the event is reset to `None`, so each event guards exactly one hand-off.",
     ],
@@ -186,10 +195,14 @@ CONCEPT_SENTENCES = {
         "The abort must be applied before the next step is scheduled.",
     ],
     "name-lookup": [
+        "改为查 `_LOAD_FORMAT_TO_MODEL_LOADER` 字典。",
+        "The loader looks the format up in the registry dict.",
         "启动时按名字查到后端类并延迟导入。",
         "The backend class is looked up by name at start-up and imported lazily.",
     ],
     "no-crash": [
+        "跳过这个融合 pass，其余编译照常进行。",
+        "The pass is skipped and the rest still runs.",
         "导入失败时记一条日志继续服务，而不是让进程崩溃。",
         "If nothing survives, the engine keeps running without CUDA graphs instead of crashing.",
     ],
@@ -198,6 +211,8 @@ CONCEPT_SENTENCES = {
         "A builder that forgets to fill the field fails immediately instead of silently syncing.",
     ],
     "override": [
+        "遇到共享的输出对象时先 `copy.copy` 一份再写两个字段。",
+        "It asks each child with a copy of the config whose transfer config is swapped per child.",
         "它像 `dataclasses.replace` 一样复制源 spec，只改写 `block_size` 一个字段。",
         "The helper builds the result with `replace(...)` and the given overrides.",
     ],
@@ -272,6 +287,8 @@ CONCEPT_SENTENCES = {
         "Any other dict logs a warning that lists the supported values.",
     ],
     "untouched": [
+        "这样做是为了避免改到全局常量。",
+        "The helper edits a copy without touching the shared default.",
         "原来的配置对象不被改动，调用方手里的那份保持原样。",
         "Cached blocks still go through `append_n`, so LRU eviction order is untouched.",
     ],
@@ -280,6 +297,8 @@ CONCEPT_SENTENCES = {
         "The field is checked against the allowed range when the request is parsed.",
     ],
     "without-fix": [
+        "它在那个修复合入之前应该失败。",
+        "The test is expected to fail until the fix lands.",
         "回归测试放到修复前的代码上必然失败。",
         "The regression test fails deterministically without the fix.",
     ],
