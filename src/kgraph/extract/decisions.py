@@ -146,7 +146,8 @@ CHOICE = regex.compile(
 # an explanation of its cost or cause.
 # A suggestion, or a change made in passing (顺便, 跟着), is not the PR's decision.
 SUGGESTION = regex.compile(
-    r"建议|后续|可以考虑|值得[^，,；;。]{0,6}(?:跟进|量|补)|如果还有"
+    r"建议|后续|可以考虑|值得[^，,；;。]{0,6}(?:跟进|量|补)|如果还有|(?:以后|将来)(?:要|再)"
+    r"|还没(?:有)?(?:真正)?落地"
     r"|顺便|顺带|也一起|跟着|同步改|\bin passing\b|\balong the way\b|\balso renames?\b"
     r"|\bfollow[- ]up\b|\bwould\b|\bshould\b|\bcould\b|\bconsider\b",
     regex.IGNORECASE,
@@ -158,7 +159,7 @@ NOT_DESCRIBED = regex.compile(
 )
 ABOUT_TESTS = regex.compile(
     r"^(?:[-*•]\s*)?(?:新增的?\s*)?"
-    r"(?:测试|用例|单测|(?:the |a |new )*tests?\b|[\w/]*test_\w+|`?tests/|`test_"
+    r"(?:测试|用例|单测|(?:the |a |new |that |this |these )*tests?\b|[\w/]*test_\w+|`?tests/|`test_"
     r"|no test|there is no)",
     regex.IGNORECASE,
 )
