@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from bench import build
@@ -72,3 +73,21 @@ def test_tree_memory_counts_what_forked_children_hold_apart(tmp_path) -> None:
     finally:
         process.kill()
         process.wait()
+
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def test_instruction_bench_runs_the_program_it_counts(tmp_path) -> None:
+    """bench/instructions.py counts a run of itself in `--run` mode under callgrind (too
+    slow for the suite); that mode must run the extraction it claims to, on a corpus."""
+    from bench.generate import generate
+
+    generate(tmp_path / "corpus", 20, seed=1)
+    for what in ("patterns", "extraction"):
+        done = subprocess.run(
+            [sys.executable, str(BENCH / "instructions.py"), "--run", str(tmp_path / "corpus"),
+             "--what", what, "--passes", "2"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
