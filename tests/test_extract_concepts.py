@@ -83,7 +83,12 @@ CONCEPT_SENTENCES = {
     "same-work": ["多个请求同时加载同一个适配器。", "Duplicate requests arrive together."],
     "matrix": ["用例按两种调度模式参数化。", "The test is parametrized over both schedulers."],
     "sentinel": ["用 -1 作占位。", "A sentinel marks the empty slot."],
-    "fallback": ["缺少内核时退回纯 torch 实现。", "The pass falls back to the plain kernel."],
+    "fallback": [
+        "导入失败就记一条附带堆栈的 warning 并返回 False。",
+        "Otherwise it logs an info message and stays on plain `torch.distributed`.",
+        "缺少内核时退回纯 torch 实现。",
+        "The pass falls back to the plain kernel.",
+    ],
     "assert": ["这里用 `assert` 钉死前提。", "The builder asserts that the field is set."],
     "copy": ["先深拷贝一份配置。", "It works on a copy of the params."],
     # the rest of the catalog, in sentences from the tune splits, the seeds and dev where they
@@ -201,6 +206,8 @@ CONCEPT_SENTENCES = {
         "The backend class is looked up by name at start-up and imported lazily.",
     ],
     "no-crash": [
+        "把后端换成 Triton，模型照常加载。",
+        "The group still works, just without the shared-memory fast path.",
         "跳过这个融合 pass，其余编译照常进行。",
         "The pass is skipped and the rest still runs.",
         "导入失败时记一条日志继续服务，而不是让进程崩溃。",
@@ -508,3 +515,11 @@ def test_negation_looked_up_in_its_starts_answers_as_the_search_does(text: str) 
     assert [negated(text, i, starts) for i in range(len(text) + 1)] == [
         negated(text, i) for i in range(len(text) + 1)
     ]
+
+
+def test_a_cue_that_opens_with_its_own_negation_is_not_negated_by_an_earlier_one() -> None:
+    """ "instead of crashing" says no-crash by itself; the "without" before it negates the
+    CUDA graphs, not the cue, so the sentence is graceful degradation."""
+    text = "so the engine keeps running without CUDA graphs instead of crashing"
+    assert concepts_in(text) >= {"fallback", "no-crash"}
+    assert patterns_in(text).get("graceful-degradation", 0) >= KNOWLEDGE.pattern_threshold

@@ -72,6 +72,13 @@ NEGATION_ANYWHERE = regex.compile(
     ),
     regex.IGNORECASE,
 )
+# A cue that opens with a negation or contrast ("instead of crashing", "without mutating",
+# 不会崩溃, 而不是报错) says its own polarity: a negation before it ("keeps running without
+# CUDA graphs instead of crashing") negates something else.
+OPENS_NEGATED = regex.compile(
+    "|".join(f"(?:{r.pattern})" for r in (NEGATION_ZH, NEGATION_EN, CONTRAST_ZH, CONTRAST_EN)),
+    regex.IGNORECASE,
+)
 # The same words as literals, in one automaton that finds all of them in a text in one pass
 # in C: a single search of the whole text for the alternation costs as much as all of an
 # entry's searches of a cue's reach.
@@ -148,6 +155,8 @@ def negated(text: str, start: int, starts: Sequence[int] | None = None) -> bool:
     """Whether a negation in the same clause, shortly before `start`, or a contrast anywhere
     before it in its clause, governs the cue. `starts` is `negation_starts(text)`, when known:
     a negation within reach starts at one of them."""
+    if OPENS_NEGATED.match(text, start):
+        return False  # "instead of crashing", 不会崩溃: the cue states its own polarity
     reach = max(0, start - CONTRAST_REACH)
     if starts is not None:
         index = bisect_left(starts, reach)
