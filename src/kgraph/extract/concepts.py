@@ -153,10 +153,9 @@ def negation_starts(text: str) -> list[int] | None:
 
 def negated(text: str, start: int, starts: Sequence[int] | None = None) -> bool:
     """Whether a negation in the same clause, shortly before `start`, or a contrast anywhere
-    before it in its clause, governs the cue. `starts` is `negation_starts(text)`, when known:
-    a negation within reach starts at one of them."""
-    if OPENS_NEGATED.match(text, start):
-        return False  # "instead of crashing", 不会崩溃: the cue states its own polarity
+    before it in its clause, governs the cue (one that opens with a negation of its own says
+    its own polarity). `starts` is `negation_starts(text)`, when known: a negation within
+    reach starts at one of them."""
     reach = max(0, start - CONTRAST_REACH)
     if starts is not None:
         index = bisect_left(starts, reach)
@@ -164,7 +163,9 @@ def negated(text: str, start: int, starts: Sequence[int] | None = None) -> bool:
             return False  # none starts within reach
     if NEGATION_ANYWHERE.search(text, reach, start) is None:
         return False  # none within reach
-    clause = text[max(0, start - CONTRAST_REACH) : start]
+    if OPENS_NEGATED.match(text, start):
+        return False  # "instead of crashing", 不会崩溃: the cue states its own polarity
+    clause = text[reach:start]
     breaks = list(CLAUSE_BREAK.finditer(clause))
     if breaks:
         clause = clause[breaks[-1].end() :]
