@@ -425,6 +425,14 @@ def test_patterns_found_as_combinations_of_concepts(pattern_id: str, sentence: s
 
 
 NEAR_MISSES = {
+    # a reverted PR, and a shutdown that is graceful: the words, not the patterns
+    "atomic-rollback": [
+        "这是此前被回滚的 #29980 的重新提交。",
+        "This re-lands the change after its rollback.",
+    ],
+    "graceful-degradation": [
+        "`serve_http` installs its own signal handlers for graceful shutdown.",
+    ],
     "fail-fast-validation": [
         "建议后续对负数超时也直接抛 `ValueError`。",  # a suggestion
         "A follow-up could reject a negative timeout at start-up.",
@@ -434,6 +442,7 @@ NEAR_MISSES = {
         "注意这里没有为旧字段保留任何转发，老脚本会直接失败。",
     ],
     "parametrized-test-matrix": [
+        "A parametrized check over the registered backends would be cheap to add later.",
         "PR 没有新增测试，建议补一个按两种调度参数化的用例。",
         "No test covers the new branch.",
     ],

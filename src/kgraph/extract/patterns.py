@@ -43,6 +43,13 @@ SUGGESTION = regex.compile(
     r"|\bit'?d be (?:good|nice|worth)\b|\bshould probably\b|\bin a separate (?:PR|change)\b",
     regex.IGNORECASE,
 )
+# Work wished for, said after it ("a parametrized check … would be cheap to add later",
+# 这条断言留到后续再补): the whole sentence is the suggestion.
+SUGGESTED_BEFORE = regex.compile(
+    r"\b(?:would|might|could) be (?:cheap|easy|simple|trivial|nice|good|worth) to add\b"
+    r"|\b(?:to add|be added|added) later\b|留到后续|以后再(?:加|补)",
+    regex.IGNORECASE,
+)
 # A cue whose match runs over a "no longer" ("非法值不再只打一条 warning 并回落") matches what
 # the change stops doing. (A contrast inside a cue, "按层名身份而非 region 索引", is its point.)
 NO_LONGER = regex.compile(r"不再|\bno longer\b", regex.IGNORECASE)
@@ -374,11 +381,13 @@ def _merged(cues: list[Evidence], concepts: list[Evidence]) -> list[tuple[int, i
 
 
 def _suggestions(p: Prose) -> list[tuple[int, int]]:
-    """From a suggestion cue to the end of its sentence."""
+    """From a suggestion cue to the end of its sentence; the whole sentence when the wish is
+    said after what it wishes for."""
     spans = []
     for start, end in p.sentences():
-        cue = SUGGESTION.search(p.masked, start, end)
-        if cue is not None:
+        if SUGGESTED_BEFORE.search(p.masked, start, end) is not None:
+            spans.append((start, end))
+        elif (cue := SUGGESTION.search(p.masked, start, end)) is not None:
             spans.append((cue.start(), end))
     return spans
 
