@@ -345,6 +345,8 @@ def test_concepts_recognised_in_real_sentences(concept_id: str, sentence: str) -
         # the old side of a replacement is what the change removes
         ("assert", "原来的 `assert prompt_text is None` 改成了真正抛出的 `ValueError`。"),
         ("fallback", "The PR replaces the silent fallback with a hard error."),
+        ("assert", "对不支持的顶层配置名也从 assert 改为 ValueError。"),
+        ("assert", "vllm/multimodal/cache.py 把这个 assert 换成抛 `MultiModalCacheMissError`。"),
     ],
 )
 def test_concepts_negated_in_their_clause_are_not_stated(concept_id: str, sentence: str) -> None:

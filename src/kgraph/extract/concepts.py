@@ -54,6 +54,9 @@ QUOTE_MARK = regex.compile(r"[\"「」“”『』]")
 # the warning with an assert") is what the change removes: its concepts are not stated.
 REPLACED_ZH = regex.compile(
     r"(?:原来|原先|以前|过去|之前|旧)的?[^，,；;。]{0,40}?(?=(?:也|都)?(?:改成|改为|换成|替换成|替换为|变成))"
+    # "从 assert 改为 ValueError", "把这个 assert 换成抛 …": what it changes from
+    r"|(?<=从)[^，,；;。]{1,30}?(?=(?:改成|改为|换成|替换成|替换为|变成))"
+    r"|(?<=把(?:这个|这些|这里的|原来的|原有的))[^，,；;。]{1,20}?(?=(?:改成|改为|换成|替换成|替换为))"
 )
 REPLACED_EN = regex.compile(
     r"(?<=\breplac(?:e|es|ed|ing) )[^,;.]{1,40}?(?= with\b)", regex.IGNORECASE
