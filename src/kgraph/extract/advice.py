@@ -297,8 +297,6 @@ DENIED_BEFORE = regex.compile(
     rf"(?:{NEGATED_CONCEPT})[^，,。；;\n]{{0,12}}$|不$|\b(?:hardly|barely|scarcely)\b[^,.;\n]{{0,20}}$",
     regex.IGNORECASE,
 )
-# Someone else's reading, told (被几位维护者逐行过了一遍, 作者对着旧实现仔细比对过): a
-# passive or a named reader before the phrase, or the experiential 过 after it.
 # A close reading called needless just after ("Scrutinizing this would be overkill",
 # 逐行看纯属多余) is a light one.
 DENIED_AFTER = regex.compile(
@@ -306,6 +304,8 @@ DENIED_AFTER = regex.compile(
     r"|纯属多余|(?:就|是|有点|有些)多余|大可不必|没(?:有)?必要)",
     regex.IGNORECASE,
 )
+# Someone else's reading, told (被几位维护者逐行过了一遍, 作者对着旧实现仔细比对过): a
+# passive or a named reader before the phrase, or the experiential 过 after it.
 NARRATED_BEFORE = regex.compile(r"被|作者|评审(?:时|阶段|中|过程)|审的时候")
 NARRATED_AFTER = regex.compile(r"过(?![一两目遍])|了一遍")
 TL_DR = regex.compile(r"\bTL;DR\b", regex.IGNORECASE)
