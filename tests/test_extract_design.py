@@ -119,14 +119,20 @@ def test_topics_from_titles_through_the_alias_table(title: str, topics: list[str
         ("前缀缓存保留间隔扩展到 Mamba/线性注意力",
          ["Mamba", "linear attention", "prefix caching"]),
         ("Separate timeout knob for the gloo CPU groups", ["CPU", "gloo"]),
-        ("API server stops racing uvicorn for the SIGINT/SIGTERM handlers",
-         ["SIGINT/SIGTERM", "uvicorn"]),
         ("Responses API 续接对话时丢弃上一轮的 system 指令", ["Responses API"]),
         ("prefix-LM 多模态模型自动抬高批次 token 下限", ["multimodal", "prefix-LM"]),
         ("torch.compile 缓存哈希不再包含由目录位置推导出的环境变量", ["torch.compile"]),
         ("Mamba 混合模型在 GPU 上清零新分配的 KV 块，防止残留 NaN 污染", ["GPU", "KV", "Mamba"]),
         ("AllReduce+RMSNorm fusion pass steps aside on GPUs that lack multicast",
          ["AllReduce", "GPU", "RMSNorm"]),  # `GPUs` is `GPU`
+        # a connector or executor a user picks by name in the configuration is a component
+        ("UniProcExecutor 去掉取异步输出的专用线程，改由 Future 惰性求值", ["UniProcExecutor"]),
+        ("MultiConnector 允许挂多个同类型连接器，指标按类名合并", ["MultiConnector"]),
+        # components named in plain words, which only the table knows
+        ("MooncakeStore 的 load_mask 不再二次裁掉 Eagle 末块", ["Eagle", "MooncakeStore"]),
+        ("API server stops racing uvicorn for the SIGINT/SIGTERM handlers",
+         ["API server", "SIGINT/SIGTERM", "uvicorn"]),
+        ("Rejection samplers share one bonus-token path", ["rejection sampler"]),
     ],
 )  # fmt: skip
 def test_topics_libraries_pairs_and_named_apis(title: str, topics: list[str]) -> None:
@@ -138,8 +144,7 @@ def test_topics_libraries_pairs_and_named_apis(title: str, topics: list[str]) ->
 @pytest.mark.parametrize(
     "title",
     [
-        "UniProcExecutor 去掉取异步输出的专用线程，改由 Future 惰性求值",  # a class that does
-        "MultiConnector 允许挂多个同类型连接器，指标按类名合并",
+        "KVBlockZeroer 改为按组清零，TokenizerManager 不受影响",  # classes that do something
         "dummy run 的 slot mapping 全部置 -1，不再往 null block 写 NaN",  # a value
         "修复 models/Mamba/layer.py 与 vllm/ray/utils.py 的导入",  # paths, not names
         "Remove API fallbacks that vLLM no longer needs",  # a sentence's first word; the project

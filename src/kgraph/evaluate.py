@@ -32,7 +32,8 @@ Two views of the same values are reported beside them:
   matter of taste; whether the review's sentence states a decision is not;
 - `topics·title`: the gold topics written in their entry's title, against the topics
   found (which are read from titles): what title reading reaches, where a gold lists the
-  components its summary names too.
+  components its summary names too. A gold entry's `title_topics`, when given, are its
+  title's topics labelled on their own (a corpus whose `topics` follow another convention).
 
 Patterns are also scored one by one (`Evaluation.pattern_table`: gold, found, matched,
 precision and recall of each pattern id) and at several confidence thresholds
@@ -382,6 +383,7 @@ _GOLD_LISTS: dict[str, tuple[type, ...]] = {
     "decisions": (str,),
     "patterns": (str,),
     "topics": (str,),
+    "title_topics": (str,),
     "persons": (str,),
 }
 
@@ -471,6 +473,8 @@ def _gold_values(
             if (s := _sentence_of(details.get(d) or d, pr.texts) or _sentence_of(d, pr.texts))
         ]
     if kind == "topics·title":
+        if "title_topics" in g:
+            return list(map(str, g["title_topics"]))
         title = " ".join(str(g.get("title", "")).split()).casefold()
         return [t for t in map(str, g.get("topics", [])) if " ".join(t.split()).casefold() in title]
     if kind == "symbols":

@@ -7,8 +7,9 @@ names take: acronyms (`TOCTOU`, `FP8`; `GPUs` is `GPU`), product names in mixed 
 (`MooncakeStore`, `DeepSeek-V4`), named APIs (`Responses API`) and, in a Chinese title,
 hyphenated Latin terms (`routed-experts`, `prefix-LM`), and pairs of names (`LRU/ARC`, and
 `Mamba/线性注意力`, where the slash does not make a path). Code is never a topic: backticked
-spans are skipped, and so are identifiers (`module_path`, `LookupResult`, `UniProcExecutor`),
-values (`NaN`) and the project's own name (`vLLM`).
+spans are skipped, and so are identifiers (`module_path`, `LookupResult`, `KVBlockZeroer`),
+values (`NaN`) and the project's own name (`vLLM`); a connector or executor a user picks by
+name (`OffloadingConnector`, `UniProcExecutor`) is a component.
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ CLASS_SUFFIX = regex.compile(
     r"|Strategy|Policy)$"
 )
 # A compound whose last word is an agent noun of six letters or more names a class that
-# does something (`UniProcExecutor`, `MultiConnector`, `KVBlockZeroer`); `FlashInfer` is
-# a product.
+# does something (`KVBlockZeroer`, `TokenizerManager`); `FlashInfer` is a product.
 AGENT_NOUN = regex.compile(r"(?<=[a-zA-Z0-9])[A-Z][a-z]{3,}(?:er|or)$")
+# ... except the classes a user picks by name in the configuration, which are components
+# (`kv_connector="OffloadingConnector"`, `distributed_executor_backend="uni"`):
+# `MultiConnector`, `UniProcExecutor`.
+PLUGGABLE = regex.compile(r"(?<=[a-zA-Z0-9])(?:Connector|Executor)$")
 # `Responses API`, `Completions API`: a named API is one topic.
 NAMED_API = regex.compile(r"(?<![\w./\-])[A-Z][A-Za-z0-9]+ API\b")
 
@@ -112,5 +116,7 @@ def _component(word: str, chinese: bool) -> bool:
         return True
     if MIXED_CASE.fullmatch(word) and not word.isupper():
         head = word.split("-")[0]
+        if PLUGGABLE.search(head):
+            return True
         return not CLASS_SUFFIX.search(head) and not AGENT_NOUN.search(head)
     return chinese and bool(HYPHENATED.fullmatch(word))
