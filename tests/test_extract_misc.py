@@ -86,6 +86,13 @@ def test_advice_on_the_tune_half_of_the_hand_written_advice_corpus() -> None:
     "text, advice",
     [
         ("改动都是改名，不用对着 diff 一点点核对。", "skim"),
+        # the fifth advice writer's tune half: idioms of a glance and of a slow reading
+        ("这部分一目十行就行。", "skim"),
+        ("A peek is all this needs.", "skim"),
+        ("others: metrics plumbing, you know the drill, 30 sec look", "skim"),
+        ("比较函数决定了谁先谁后，一个字一个字地看吧。", "close-read"),
+        ("This is the kind of diff you read with a pen in hand, every line.", "close-read"),
+        ("kv-offload folks, pls go over the aggregation in `aggregate()` carefully.", "close-read"),
         ("这段索引换算建议逐项比对旧实现。", "close-read"),
         ("Pure rename; eyeball it and merge.", "skim"),
         ("TL;DR: the cache key now includes the dtype.", "skim"),

@@ -44,6 +44,9 @@ CLOSE_ZH = (
     r"|(?:跟着|拿纸笔)[^，,。；;！!\n]{0,10}?推(?:一遍|一下|导)|重点关注(?:对象|的(?:地方|部分))"
     r"|对照[^，,。；;！!\n]{0,12}?(?:读|看)|重点(?:读|看)|必读"
     r"|(?:读|看|吃)透|深入(?:地)?(?:研究|读|看|理解|审)"
+    # a unit at a time (一个字一个字地看, 一段一段啃, 一行不落地看), taken apart (掰开揉碎)
+    r"|(?:一个字一个字|一段一段|一块一块|一行不落|一行不漏|一个不落)(?:地)?(?:读|看|审|过|啃|核对|比对)"
+    r"|一行一行[^，,。；;！!\n]{0,12}?(?:过一遍|看一遍|读一遍|核对|比对)|掰开揉碎"
 )
 # "Read it through" counts only when recommended, and not quickly (建议快速过一遍 is light).
 RECOMMEND_ZH = (
@@ -62,6 +65,7 @@ LIGHT_ZH = (
     r"|走(?:个|一下|一遍)?过场|(?:翻|看|扫)(?:两下|几下)[^，,。；;！!\n]{0,6}?(?:就过|就行|就好|即可)"
     r"|(?:了解|知道|明白|看懂|理解|记住)[^，,。；;！!\n]{0,10}?(?:即可|就够了?|就行|就好)"
     r"|(?:可以|可)不看|不(?:用|必)(?:再)?看|不看也(?:行|可以|没关系)|翻翻|一扫而过|看看(?:即可|就好)"
+    r"|一目十行|(?:划|刷)(?:一下|一划|一眼)?就(?:过|过去)|(?:扫|看)个大概"
 )
 SKIM_EN = (
     r"not worth a close read|no need to read (?:it )?(?:closely|carefully|line by line)"
@@ -88,6 +92,10 @@ SKIM_EN = (
     r"|\bno (?:deep[- ]dive|careful|close|deep|line-by-line|scrutiny)\b[^.;,\n]{0,20}?"
     r"\b(?:needed|required|necessary)\b"
     r"|\bno deep[- ]dive\b|\bbreez(?:e|ing) through\b|\bdon'?t sweat\b|\bno need to sweat\b"
+    # a peek, a look measured in seconds, a title that says it all
+    r"|\ba (?:quick )?peek\b|\b(?:\d+|ten|thirty|few)[- ]?sec(?:ond)?s? (?:look|glance|skim)\b"
+    r"|\btitle (?:tells you|says) (?:it all|everything)\b"
+    r"|\bnot (?:something|a (?:change|diff|pr)) that (?:calls for|needs|deserves) a (?:deep|close|careful)"
 )
 CLOSE_EN = (
     r"worth (?:a )?(?:careful |close(?:ly)? |slow |full |proper )?read(?:ing)?"
@@ -95,7 +103,8 @@ CLOSE_EN = (
     r"|worth (?:a |the )?(?:careful |close |closer |proper |good |hard |second )?look"
     r"|read (?:it |this(?: one)? )?(?:closely|carefully|line by line|in full|end to end|slowly)"
     r"|\b(?:read(?:ing)?|review(?:ing)?|go(?:ing)? through|check(?:ing)?|look(?:ing)? at"
-    r"|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)|compar(?:e|ing)|diff(?:ing)?)\b"
+    r"|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)|compar(?:e|ing)|diff(?:ing)?"
+    r"|go(?:es|ing)? over)\b"
     r"[^.;,\n]{0,60}?"
     r"\b(?:line by line|in detail|in depth|closely|carefully|slowly|thoroughly|end to end"
     r"|side by side)\b|\brecommend(?:ed)? reading\b|\bdig (?:into|in)\b|\bdraw it out\b"
@@ -111,6 +120,8 @@ CLOSE_EN = (
     # tools of a slow reading, and a review that must not be a formality
     r"|\bpore over\b|\bloupe\b|\bmagnifying glass\b|\bmicroscope\b|\bpencil in hand\b"
     r"|\bwith a pencil\b|\bpen and paper\b|\bexam material\b|\b(?:don'?t|do not) rubber-?stamp\b"
+    r"|\b(?:pen|pencil) in hand\b|\bpatient read\b|\btrac(?:e|ing) every line\b"
+    r"|\bsit with\b[^.;\n]{0,30}?\bline by line\b"
 )
 SKIM = rf"{NEGATION}[^，,。；;\n]{{0,10}}?(?:{CLOSE_ZH})|{LIGHT_ZH}|{SKIM_EN}"
 CLOSE_READ = (
@@ -131,7 +142,9 @@ ANCHOR = regex.compile(
     r"|deep[- ]dive|walk(?:ing)? through|step(?:ping)? through|trac(?:e|ing)\b|dig (?:in|into)\b"
     r"|draw it|side by side|end to end|核对|比对|推一|推导|盯|放慢|关心|在意|纠结|操心|重点"
     r"|放大镜|显微镜|草稿纸|纸笔|琢磨|功夫|工夫|啃|留出|论文|教材|过场|细究|两下|几下"
-    r"|sweat|pore|loupe|magnif|microscope|pencil|pen and paper|exam|rubber",
+    r"|sweat|pore|loupe|magnif|microscope|pencil|pen and paper|exam|rubber"
+    r"|一个字|一段一段|一块一块|一行|一个不落|掰开|一目|划|刷|大概|peek|sec|title|calls for|patient"
+    r"|pen in|go(?:es|ing)? over|sit with",
     regex.IGNORECASE,
 )
 CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
