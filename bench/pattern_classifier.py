@@ -1,4 +1,4 @@
-"""Would a classifier learned from the labelled corpus beat the concept rules? Measured, not assumed.
+"""Would a classifier learned from the labelled corpus beat the concept rules? Measured here.
 
 The patterns issue welcomes statistical weighting (scikit-learn) "where it beats rules on the
 check split". This script is that comparison, kept so that anyone can run it again when the
@@ -10,8 +10,11 @@ threshold, so the comparison favours the learners:
   combined confidence, how many mentions, title or summary, cue or combination, how many
   patterns the entry shows, its language, and the pattern itself;
 - `ngrams`: one logistic regression per pattern over character 1–3-grams of title and
-  summary (TF-IDF, class-balanced), the rules ignored;
-- `rules+ngrams`: the two as independent evidence, 1 - (1 - rules)(1 - ngrams).
+  summary (TF-IDF, class-balanced; `ngram_model.py`, trained by `pattern_ngrams.py`), the
+  rules ignored;
+- `rules+ngrams`: the two as independent evidence, 1 - (1 - rules)(1 - ngrams);
+- `rules·ngrams`: the same, for the patterns the rules found only (their spans are the
+  evidence a reader sees; the model never proposes a pattern of its own).
 
 By default every figure is 5-fold cross-validation over the tune corpora (the folds split
 entries, never an entry's patterns). `--check` trains on all of tune and prints the check
@@ -31,6 +34,9 @@ import json
 import math
 from collections import defaultdict
 from pathlib import Path
+
+from ngram_model import parse_model
+from pattern_ngrams import train as train_ngrams
 
 from kgraph.catalog import builtin_knowledge
 from kgraph.extract.patterns import confidence_of, extract_patterns
@@ -104,11 +110,14 @@ def _rule_features(mentions: list, patterns_in_entry: int) -> dict[str, float]:
 def scores(train: list[Labelled], test: list[Labelled], patterns: list[str]) -> dict[str, list]:
     """Each scorer's (entry index, pattern, score) on `test`, trained on `train`."""
     import numpy as np
-    from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
     out: dict[str, list] = {
-        "rules": [], "rescore": [], "ngrams": [], "rules+ngrams": [], "rules·ngrams": []
+        "rules": [],
+        "rescore": [],
+        "ngrams": [],
+        "rules+ngrams": [],
+        "rules·ngrams": [],
     }
 
     def rows(entries: list[Labelled]) -> tuple[list, list, list]:
@@ -127,24 +136,14 @@ def scores(train: list[Labelled], test: list[Labelled], patterns: list[str]) -> 
         out["rescore"].append((i, p, float(s)))
         out["rules"].append((i, p, test[i].found[p]["best"]))
 
-    def document(e: Labelled) -> str:
-        return f"{e.title}\n{e.title}\n{e.text}"
-
-    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), min_df=2, sublinear_tf=True)
-    x_text = vectorizer.fit_transform([document(e) for e in train])
-    x_text_test = vectorizer.transform([document(e) for e in test])
-    for p in patterns:
-        y = np.array([p in e.gold for e in train])
-        if y.sum() < 2:
-            continue
-        classifier = LogisticRegression(C=10.0, max_iter=3000, class_weight="balanced")
-        probability = classifier.fit(x_text, y).predict_proba(x_text_test)[:, 1]
-        for i, q in enumerate(probability):
-            out["ngrams"].append((i, p, float(q)))
-            r = test[i].found.get(p, {}).get("best", 0.0)
-            out["rules+ngrams"].append((i, p, 1 - (1 - r) * (1 - float(q))))
-            if p in test[i].found:
-                out["rules·ngrams"].append((i, p, 1 - (1 - r) * (1 - float(q))))
+    model = parse_model(json.dumps(train_ngrams(train, patterns)))  # as kgraph reads it
+    for i, e in enumerate(test):
+        for p, q in sorted(model.probabilities(e.title, e.text, set(patterns)).items()):
+            out["ngrams"].append((i, p, q))
+            r = e.found.get(p, {}).get("best", 0.0)
+            out["rules+ngrams"].append((i, p, 1 - (1 - r) * (1 - q)))
+            if p in e.found:
+                out["rules·ngrams"].append((i, p, 1 - (1 - r) * (1 - q)))
     return out
 
 

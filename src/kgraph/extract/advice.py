@@ -95,7 +95,8 @@ SKIM_EN = (
     # a peek, a look measured in seconds, a title that says it all
     r"|\ba (?:quick )?peek\b|\b(?:\d+|ten|thirty|few)[- ]?sec(?:ond)?s? (?:look|glance|skim)\b"
     r"|\btitle (?:tells you|says) (?:it all|everything)\b"
-    r"|\bnot (?:something|a (?:change|diff|pr)) that (?:calls for|needs|deserves) a (?:deep|close|careful)"
+    r"|\bnot (?:something|a (?:change|diff|pr)) that (?:calls for|needs|deserves)"
+    r" a (?:deep|close|careful)"
 )
 CLOSE_EN = (
     r"worth (?:a )?(?:careful |close(?:ly)? |slow |full |proper )?read(?:ing)?"

@@ -1,19 +1,19 @@
 """A learned second opinion on design patterns: character n-grams, weighed by the labelled corpus.
 
-The concept rules (`kgraph.extract.patterns`) find a pattern's evidence and its span; their
-confidence is what the cues and combinations measured on the tune corpus. A review says more
-than the clause that fired: "退回", "warning_once", "照常加载" around a weak *fallback* hit
-make graceful degradation likelier. This model reads all of it, as character 1–3-grams of
-the title (twice) and the summary, one logistic regression per pattern over their TF-IDF
-vector, trained by `bench/pattern_ngrams.py` on the tune corpora only and stored in
-`schemas/pattern-ngrams.json`. It never proposes a pattern of its own: its probability is
-combined with a pattern the rules found, as independent evidence. Measured against the rules
-alone by `bench/pattern_classifier.py` (docs/eval.md).
+Measured here, not shipped yet (docs/eval.md, "a learned second opinion"). The concept rules
+(`kgraph.extract.patterns`) find a pattern's evidence and its span; their confidence is what
+the cues and combinations measured on the tune corpus. A review says more than the clause
+that fired: "退回", "warning_once", "照常加载" around a weak *fallback* hit make graceful
+degradation likelier. This model reads all of it, as character 1–3-grams of the title
+(twice) and the summary, one logistic regression per pattern over their TF-IDF vector,
+trained by `pattern_ngrams.py` on the tune corpora only. It proposes no pattern of its own:
+`pattern_classifier.py` combines its probability with a pattern the rules found, as
+independent evidence, and sets that against the rules alone.
 
 Character n-grams need no word segmentation, so Chinese and English are read alike; the
 n-grams are those of scikit-learn's `char_wb` analyzer (each word padded with spaces), made
-here so that the training and kgraph score the same features, and so that kgraph needs no
-scikit-learn. Deterministic: the same text gives the same probabilities.
+here so that training and scoring see the same features and scoring needs no scikit-learn.
+Deterministic: the same text gives the same probabilities.
 """
 
 from __future__ import annotations
