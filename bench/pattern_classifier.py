@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ngram_model import parse_model
 from pattern_ngrams import train as train_ngrams
+from pattern_weights import ROOT, TUNE  # the tune corpora, never a check split
 
 from kgraph.catalog import builtin_knowledge
 from kgraph.extract.patterns import confidence_of, extract_patterns
@@ -44,13 +45,6 @@ from kgraph.ingest import read_inputs
 from kgraph.link import normalize_title
 from kgraph.model import Field
 
-ROOT = Path(__file__).resolve().parent.parent
-TUNE = (
-    ROOT / "tests/data/patterns/tune",
-    ROOT / "tests/data/prose/tune",
-    ROOT.parent / "shared/seeds",
-    ROOT.parent / "shared/dev",
-)
 CHECK = (ROOT / "tests/data/patterns/check", ROOT / "tests/data/prose/check")
 THRESHOLDS = [round(0.05 * i, 2) for i in range(2, 20)]
 FEATURES = ("best", "combined", "mentions", "title", "cue", "combination", "share", "zh")
