@@ -144,8 +144,9 @@ ANCHOR = regex.compile(
     r"|draw it|side by side|end to end|核对|比对|推一|推导|盯|放慢|关心|在意|纠结|操心|重点"
     r"|放大镜|显微镜|草稿纸|纸笔|琢磨|功夫|工夫|啃|留出|论文|教材|过场|细究|两下|几下"
     r"|sweat|pore|loupe|magnif|microscope|pencil|pen and paper|exam|rubber"
-    r"|一个字|一段一段|一块一块|一行|一个不落|掰开|一目|划|刷|大概|peek|sec|title|calls for|patient"
-    r"|pen in|go(?:es|ing)? over|sit with",
+    r"|一个字|一段一段|一块一块|一行|一个不落|掰开|一目|[划刷](?:一下|一划|一眼)?就|个大概|peek"
+    r"|sec(?:ond)?s? (?:look|glance|skim)|title (?:tells|says)|calls for|patient|pen in"
+    r"|go(?:es|ing)? over|sit with",
     regex.IGNORECASE,
 )
 CLAUSE = regex.compile(r"[^。；;！!？?，,\n]++")
