@@ -24,7 +24,6 @@ from ngram_model import document, grams
 
 from kgraph.catalog import builtin_knowledge
 
-ROOT = Path(__file__).resolve().parent.parent
 KEEP = 200  # n-grams kept per pattern
 C = 10.0
 MIN_ENTRIES = 2  # a pattern needs this many labelled entries to be learned
