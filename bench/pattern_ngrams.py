@@ -1,10 +1,10 @@
 """Train the n-gram model of `ngram_model.py` on the tune corpora (and write it as JSON).
 
 One logistic regression per pattern (class-balanced, C = 10) over the TF-IDF vectors of the
-entries' character n-grams (`ngram_model.grams`, those of two or more entries). To keep
+entries' character n-grams (`kgraph.pattern_model.grams`, those of two or more entries). To keep
 the file small and the scoring fast, each pattern keeps the `KEEP` n-grams of largest
 weight; the vocabulary is their union, and each regression is fitted again on its own
-n-grams of the vector normalised over that union, as `ngram_model` scores it. Tune corpora
+n-grams of the vector normalised over that union, as `kgraph.pattern_model` scores it. Tune corpora
 only (the patterns and prose tune halves, the seeds, dev); never a check split.
 
     pip install scikit-learn   # a measuring tool: kgraph does not depend on it
@@ -20,9 +20,9 @@ import argparse
 import json
 from pathlib import Path
 
-from ngram_model import document, grams
-
 from kgraph.catalog import builtin_knowledge
+from kgraph.extract.patterns import asserted
+from kgraph.pattern_model import grams, model_text
 
 KEEP = 200  # n-grams kept per pattern
 C = 10.0
@@ -35,7 +35,7 @@ def train(entries: list, patterns: list[str]) -> dict:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    texts = [document(e.title, e.text) for e in entries]
+    texts = [model_text(asserted(e.title), asserted(e.text)) for e in entries]
     learned = [p for p in patterns if sum(p in e.gold for e in entries) >= MIN_ENTRIES]
     labels = {p: np.array([p in e.gold for e in entries]) for p in learned}
 

@@ -21,6 +21,7 @@ from pyshacl import validate
 
 from conftest import SCHEMAS, SHARED, build
 from history_repo import DAILY, REPO, Graph, _commit, _git, _write, make_repo
+from kgraph.catalog import DEFAULT_PATTERN_THRESHOLD
 from kgraph.cli import cli
 from kgraph.history.log import MAX_LINES_PER_FILE, read_diffs, read_log
 
@@ -494,7 +495,7 @@ def test_history_design_signals_of_the_change_are_evidence_of_their_patterns(tmp
     # The test matrix is evidence below the threshold: shown, not applied.
     (matrix,) = graph.targets(evidence[1], "evidenceOf")
     assert matrix["notation"] == "parametrized-test-matrix"
-    assert evidence[1]["confidence"] < 0.55 <= evidence[0]["confidence"]
+    assert evidence[1]["confidence"] < DEFAULT_PATTERN_THRESHOLD <= evidence[0]["confidence"]
     conforms, _, report = validate(
         rdflib.Graph().parse(out / "graph.ttl"),
         shacl_graph=rdflib.Graph().parse(SCHEMAS / "shapes.ttl"),

@@ -62,6 +62,7 @@ EXTRACTION_CODE = (
     "interrupt.py",
     "limits.py",
     "model.py",
+    "pattern_model.py",
     "progress.py",
     "vocab.py",
 )

@@ -27,6 +27,7 @@ from kgraph.errors import UsageError
 from kgraph.graph import Text
 from kgraph.ingest.text import quoted
 from kgraph.limits import MAX_NESTING, nesting
+from kgraph.pattern_model import PatternModel, parse_model
 from kgraph.vocab import KG, NAMESPACES
 
 SKOS = NAMESPACES["skos"]
@@ -34,11 +35,16 @@ RDF_TYPE = NAMESPACES["rdf"] + "type"
 BUILTIN_PATTERNS = "patterns.ttl"
 BUILTIN_CONCEPTS = "concepts.ttl"
 BUILTIN_TOPICS = "topics.ttl"
+BUILTIN_MODEL = "pattern-model.json"  # trained by bench/pattern_ngrams.py
 # The confidence a pattern's evidence must reach to be applied, unless the build says
 # otherwise (`--pattern-threshold`): the threshold that maximises F1 on the tune corpus
 # (tests/data/patterns/tune, tests/data/prose/tune, the seeds and dev), measured with
-# bench/pattern_threshold.py.
-DEFAULT_PATTERN_THRESHOLD = 0.55
+# bench/pattern_classifier.py (5-fold cross-validation, as the shipped model's own tune
+# figures are in-sample).
+DEFAULT_PATTERN_THRESHOLD = 0.65
+# The threshold of best F1 on the tune corpus for the concept rules alone, without the model
+# (bench/pattern_threshold.py with `load_knowledge(pattern_model=False)`).
+RULES_THRESHOLD = 0.55
 # The confidence a kg:cue match (a phrase written for one pattern) gives its pattern, unless
 # the pattern says otherwise (kg:cueWeight, learned by bench/pattern_weights.py).
 CUE_WEIGHT = 0.8
@@ -143,6 +149,8 @@ class Knowledge:
     concept_cues: tuple[tuple[str, Cue], ...] = ()
     concept_gate: CueGate = field(default_factory=CueGate)
     pattern_threshold: float = DEFAULT_PATTERN_THRESHOLD
+    # The learned second opinion (`kgraph.pattern_model`), None for the rules alone.
+    pattern_model: PatternModel | None = None
 
     def pattern(self, pattern_id: str) -> DesignPattern | None:
         return next((p for p in self.patterns if p.id == pattern_id), None)
@@ -159,9 +167,11 @@ def load_knowledge(
     catalogs: Sequence[Path] = (),
     topics: Sequence[Path] = (),
     pattern_threshold: float = DEFAULT_PATTERN_THRESHOLD,
+    pattern_model: bool = True,
 ) -> Knowledge:
     """The built-in catalog (patterns and concepts) and topic table, extended by the user's
-    files in order; a pattern applies when its evidence reaches `pattern_threshold`."""
+    files in order; a pattern applies when its evidence reaches `pattern_threshold`.
+    `pattern_model`: whether the built-in n-gram model weighs in (`kgraph.pattern_model`)."""
     if not 0.0 <= pattern_threshold <= 1.0:
         raise ValueError(f"the pattern threshold must be between 0 and 1, not {pattern_threshold}")
     builtin = [_builtin(BUILTIN_PATTERNS), _builtin(BUILTIN_CONCEPTS)]
@@ -176,11 +186,23 @@ def load_knowledge(
     for source, text in (*pattern_sources, ("topics", ""), *topic_sources):
         digest.update(f"{len(source)}:{source}{len(text)}:{text}".encode("utf-8", "replace"))
     digest.update(f"threshold:{pattern_threshold!r}".encode())
+    model = None
+    if pattern_model:
+        _, text = _builtin(BUILTIN_MODEL)
+        digest.update(f"model:{len(text)}:{text}".encode())
+        model = _builtin_model(text)
     return dataclasses.replace(
         _knowledge(patterns, table, concepts, combinations),
         fingerprint=digest.hexdigest(),
         pattern_threshold=pattern_threshold,
+        pattern_model=model,
     )
+
+
+@cache
+def _builtin_model(text: str) -> PatternModel:
+    """Parsed once a process: the file is 125 KiB of JSON."""
+    return parse_model(text)
 
 
 @cache

@@ -11,8 +11,10 @@ Two kinds of evidence, from the title and the summary alike:
 
 The mention spans the clause (or clauses) around the evidence, so a reader sees the sentence
 that shows the pattern. Its confidence (`kg:confidence` on the mention) is the best evidence of
-each kind in that span, cue and concepts combined as independent evidence; a mention below the
-knowledge's `pattern_threshold` is dropped. A sentence that suggests ("建议对 X 增加一条断言",
+each kind in that span, cue and concepts combined as independent evidence, and with the
+learned model's probability for the whole entry (`kgraph.pattern_model`), a third kind; the
+model can find a pattern the rules have half a combination of (`_weighed`). A mention below
+the knowledge's `pattern_threshold` is dropped. A sentence that suggests ("建议对 X 增加一条断言",
 "consider adding…", any 建议 whose clause is not about reading) gives advice for later, not
 evidence, from its suggestion cue on; a cue whose match runs over a "不再" matches what the
 change stops doing, and is not evidence either.
@@ -25,11 +27,23 @@ from collections import defaultdict
 
 import regex
 
-from kgraph.catalog import CUE_WEIGHT, Knowledge
-from kgraph.extract.concepts import ConceptHit, find_concepts, negated, negation_starts
+from kgraph.catalog import CUE_WEIGHT, DEFAULT_PATTERN_THRESHOLD, RULES_THRESHOLD, Knowledge
+from kgraph.extract.concepts import (
+    CLAUSE_BREAK,
+    CONTRAST_EN,
+    CONTRAST_ZH,
+    REPLACED_EN,
+    REPLACED_ZH,
+    REPLACING,
+    ConceptHit,
+    find_concepts,
+    negated,
+    negation_starts,
+)
 from kgraph.extract.prose import Prose, compact, prose
 from kgraph.ingest.text import quoted
 from kgraph.model import Entry, Field, Incomplete, Kind, Mention
+from kgraph.pattern_model import PatternModel
 
 SUGGESTION = regex.compile(
     r"建议(?:先|补|对|增加|顺手|后续|同时跟进|再|收敛|统一|改为|改成|把|将|加|给|拆|合并|引入|去掉|删|也)|可考虑|可以考虑|考虑(?:把|在|将)|后续可|若要|若计划|请补|补测"
@@ -56,6 +70,20 @@ NO_LONGER = regex.compile(r"不再|\bno longer\b", regex.IGNORECASE)
 # A combination's concepts spread over clauses of a sentence are weaker evidence than in one.
 APART_TRIES = 6  # hits tried per concept when one word shows several concepts
 SPREAD = 0.9
+# A pattern the model finds where the rules found no evidence needs this probability at
+# least, whatever the threshold: below it the model itself says no (its regressions are
+# class-balanced), and a build at threshold 0 would show every pattern it knows with support.
+MODEL_ALONE_FLOOR = 0.5
+MODEL = "model"  # what showed a pattern the model found: `model:<the supporting concept>`
+# The model was fitted on whole reviews, summaries of 189 characters and more (less what
+# `asserted` takes out); a sentence alone is not what it has learnt to read, and on one its
+# TF-IDF vector rests on a handful of n-grams. A summary shorter than this gets the prior.
+MODEL_MIN_CHARS = 150
+# What the model says of an entry it does not read: the probability that takes the rules'
+# own best threshold (0.55, bench/pattern_threshold.py without the model) to the default
+# with it, so that the rules alone decide as they would without a model.
+MODEL_PRIOR = round(1 - (1 - DEFAULT_PATTERN_THRESHOLD) / (1 - RULES_THRESHOLD), 4)
+CONTRASTS = regex.compile(f"{CONTRAST_ZH.pattern}|{CONTRAST_EN.pattern}", regex.IGNORECASE)
 
 Evidence = tuple[int, int, str, float]  # span start, end, what showed it, confidence
 
@@ -65,13 +93,153 @@ def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
     is the confidence and what showed it: `"0.80 cue:…"`, or the combination's name
     (`"0.60 fail-fast-validation--reject-invalid-input"`)."""
     stopped: list[str] = []  # a user's cue stopped after its timeout: its evidence is missing
-    mentions = [
-        *_mentions(entry.title, Field.TITLE, knowledge, whole=True, stopped=stopped),
-        *_mentions(entry.text, Field.TEXT, knowledge, whole=False, stopped=stopped),
+    title, text = _read(entry.title), _read(entry.text)
+    found = [
+        *_mentions(entry.title, title, Field.TITLE, knowledge, whole=True, stopped=stopped),
+        *_mentions(entry.text, text, Field.TEXT, knowledge, whole=False, stopped=stopped),
     ]
+    mentions = _weighed(entry, found, knowledge, (title[1], text[1]))
     if stopped:
         raise Incomplete(sorted(mentions), sorted(set(stopped)))
     return sorted(mentions)
+
+
+def _read(text: str) -> tuple[Prose, list[tuple[int, int]]]:
+    """A text's sentences and clauses, and its suggestions: what the rules and the model
+    both leave out."""
+    p = prose(text)
+    return p, _suggestions(p) if text.strip() else []
+
+
+def _weighed(
+    entry: Entry,
+    found: list[Mention],
+    knowledge: Knowledge,
+    suggested: tuple[list[tuple[int, int]], list[tuple[int, int]]],
+) -> list[Mention]:
+    """The rules' evidence with the model's probability (`kgraph.pattern_model`) as evidence
+    of its own, and the patterns the model finds with half a combination's support; those
+    that reach the threshold.
+
+    Combined as independent evidence, 1 - (1 - rule)(1 - model): the model read the whole
+    entry, the rule one clause. A pattern the rules found no evidence of needs the model's
+    probability alone to reach the threshold (and `MODEL_ALONE_FLOOR`), and a stated concept
+    of one of its combinations (`concept_support`): a bag of n-grams does not see that "并没有
+    用 assert 钉死" denies what it says, the concept rules do. Its mention spans the clause of
+    that concept which the model, reading each alone, finds most like the pattern.
+    """
+    threshold = knowledge.pattern_threshold
+    model = knowledge.pattern_model
+    if model is None:
+        return [m for m in found if confidence_of(m) >= threshold]
+    known = {p.id for p in knowledge.patterns}
+    summary = asserted(entry.text, suggested[1])
+    if len(summary) >= MODEL_MIN_CHARS:
+        read = model.probabilities(asserted(entry.title, suggested[0]), summary)
+    else:  # too short for the model: it gives every pattern its prior
+        read = dict.fromkeys(model.patterns, MODEL_PRIOR)
+    said = "model" if len(summary) >= MODEL_MIN_CHARS else "model prior"
+    probability = {p: q for p, q in read.items() if p in known}
+    kept = []
+    for mention in found:
+        q = probability.get(mention.key)
+        if q is None:
+            if confidence_of(mention) >= threshold:
+                kept.append(mention)
+            continue
+        confidence = round(1.0 - (1.0 - confidence_of(mention)) * (1.0 - q), 2)
+        if confidence >= threshold:  # most evidence is not: its detail is left unwritten
+            shown_by = mention.detail.partition(" ")[2]
+            kept.append(mention._replace(detail=f"{confidence:.2f} {shown_by} ({said} {q:.2f})"))
+    by_rules = {m.key for m in found}
+    wanted = {
+        p
+        for p, q in probability.items()
+        if p not in by_rules and q >= max(threshold, MODEL_ALONE_FLOOR)
+    }
+    if wanted:
+        for pattern_id, clauses in sorted(concept_support(entry, knowledge, wanted).items()):
+            kept.append(_model_mention(entry, pattern_id, probability[pattern_id], clauses, model))
+    return kept
+
+
+def unread_by_model(confidence: float, knowledge: Knowledge) -> float:
+    """The confidence of evidence the model does not read (a change's diff), with the
+    model's prior: decided as without the model, on the threshold that assumes it."""
+    if knowledge.pattern_model is None:
+        return confidence
+    return round(1.0 - (1.0 - confidence) * (1.0 - MODEL_PRIOR), 2)
+
+
+def concept_support(
+    entry: Entry, knowledge: Knowledge, wanted: set[str]
+) -> dict[str, list[tuple[Field, int, int, str]]]:
+    """For each of the `wanted` patterns, the clauses (title, or the summary's) where a concept
+    of one of its combinations is stated, outside suggestions and not negated: half of a
+    combination, what a pattern the model finds must have to show (field, span, concept)."""
+    concepts_of: dict[str, set[str]] = defaultdict(set)
+    for combination in knowledge.combinations:
+        if combination.pattern in wanted:
+            concepts_of[combination.pattern].update(combination.concepts)
+    needed = {c for cs in concepts_of.values() for c in cs}
+    out: dict[str, list[tuple[Field, int, int, str]]] = defaultdict(list)
+    if not needed:
+        return out
+    for text, field, whole in ((entry.title, Field.TITLE, True), (entry.text, Field.TEXT, False)):
+        if not text.strip():
+            continue
+        p = prose(text)
+        suggested = _suggestions(p)
+        for hit in find_concepts(text, knowledge, None, only=needed):
+            if _inside(hit.start, suggested):
+                continue
+            start, end = (0, len(text)) if whole else _clause_around(p, hit.start, hit.end)
+            for pattern_id, concepts in sorted(concepts_of.items()):
+                if hit.concept in concepts:
+                    out[pattern_id].append((field, start, end, hit.concept))
+    return out
+
+
+def _model_mention(
+    entry: Entry,
+    pattern_id: str,
+    q: float,
+    clauses: list[tuple[Field, int, int, str]],
+    model: PatternModel,
+) -> Mention:
+    """A pattern the model finds, shown in the supporting clause it finds most like it."""
+    unique = sorted(set(clauses))
+    texts = [(entry.title if f is Field.TITLE else entry.text)[s:e] for f, s, e, _ in unique]
+    field, start, end, concept = unique[model.strongest(pattern_id, map(asserted, texts))]
+    text = entry.title if field is Field.TITLE else entry.text
+    while start < end and text[start].isspace():
+        start += 1
+    detail = f"{q:.2f} {MODEL}:{concept}"
+    return Mention(Kind.PATTERN, pattern_id, text[start:end], start, end, field, detail)
+
+
+def asserted(text: str, suggested: list[tuple[int, int]] | None = None) -> str:
+    """What a text says the change does, as the model reads it (and is trained on): the text
+    less what the rules take no evidence from either. Out go suggestions, from a contrast to
+    the end of its clause ("不再 X", "而不是 Y", "rather than Z", "并没有…") and the old side
+    of a replacement; the pieces left are joined by spaces."""
+    if not text.strip():
+        return text
+    cut = list(_suggestions(prose(text)) if suggested is None else suggested)
+    for contrast in CONTRASTS.finditer(text):
+        end = CLAUSE_BREAK.search(text, contrast.end())
+        cut.append((contrast.start(), end.start() if end else len(text)))
+    if REPLACING.search(text) is not None:
+        cut += [m.span() for r in (REPLACED_ZH, REPLACED_EN) for m in r.finditer(text)]
+    if not cut:
+        return text
+    pieces, at = [], 0
+    for start, end in sorted(cut):
+        if start > at:
+            pieces.append(text[at:start])
+        at = max(at, end)
+    pieces.append(text[at:])
+    return " ".join(pieces)
 
 
 # Where a pattern's evidence comes from (kg:evidenceKind on its mention): the review's own
@@ -97,22 +265,26 @@ def confidence_of(mention: Mention) -> float:
 
 
 def _mentions(
-    text: str, field: Field, knowledge: Knowledge, whole: bool, stopped: list[str]
+    text: str,
+    read: tuple[Prose, list[tuple[int, int]]],
+    field: Field,
+    knowledge: Knowledge,
+    whole: bool,
+    stopped: list[str],
 ) -> list[Mention]:
-    """`whole`: the text is one unit (a title), not sentences of clauses."""
+    """The rules' evidence, whatever its confidence; `read` is `_read(text)`; `whole`: the
+    text is one unit (a title), not sentences of clauses."""
     if not text.strip():
         return []
-    p = prose(text)
-    suggested = _suggestions(p)
+    p, suggested = read
     cue_evidence = _cue_evidence(text, p, knowledge, suggested, whole, stopped)
     concept_evidence = _concept_evidence(text, p, knowledge, suggested, whole, stopped)
-    threshold = knowledge.pattern_threshold
     mentions = []
     for pattern_id in sorted(cue_evidence.keys() | concept_evidence.keys()):
         for start, end, shown_by, confidence in _merged(
             cue_evidence.get(pattern_id, []), concept_evidence.get(pattern_id, [])
         ):
-            if confidence >= threshold and end > start:
+            if end > start:
                 detail = f"{confidence:.2f} {shown_by}"
                 mentions.append(
                     Mention(Kind.PATTERN, pattern_id, text[start:end], start, end, field, detail)
