@@ -25,7 +25,7 @@ from kgraph.pattern_model import ModelError, grams, model_text, parse_model
 
 KNOWLEDGE = builtin_knowledge()
 MODEL = KNOWLEDGE.pattern_model
-FILLER = "其余部分保持原样，调用方看不到区别。" * 10  # long enough for the model to read
+FILLER = "其余部分保持原样，调用方看不到区别。" * 14  # long enough for the model to read
 
 
 def test_pattern_model_ships_with_the_builtin_knowledge_and_changes_its_fingerprint() -> None:
