@@ -127,6 +127,12 @@ CASES = {
         match=(
             "用户写下的 false 总能压过默认值。",
             "An explicit `--kv-cache-memory` always wins.",
+            "在 V1 且 `seed` 为 None 时把它置成 0；用户自己传了种子就原样保留。",
+            "发现是 None 才生成 uuid，调用方自己给了 `engine_id` 则照用不误。",
+            (
+                "It uses the constants only when a key is missing or None; anything the caller "
+                "passes is used as-is."
+            ),
         ),
         suggestion=("建议让用户显式写下的值压过自动推导的默认值。",),
         replaced=("用户的显式设置不再压过推导值，而是一律取检查点里的值。",),

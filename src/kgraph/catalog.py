@@ -43,7 +43,7 @@ BUILTIN_MODEL = "pattern-model.json"  # trained by bench/pattern_ngrams.py
 # (`python bench/pattern_classifier.py`, its row `rules+ngrams|c`).
 DEFAULT_PATTERN_THRESHOLD = 0.7
 # The same for the concept rules alone, without the model (its row `rules`).
-RULES_THRESHOLD = 0.5
+RULES_THRESHOLD = 0.55
 # The confidence a kg:cue match (a phrase written for one pattern) gives its pattern, unless
 # the pattern says otherwise (kg:cueWeight, learned by bench/pattern_weights.py).
 CUE_WEIGHT = 0.8

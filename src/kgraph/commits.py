@@ -31,10 +31,10 @@ from kgraph.resolve import Resolution, Resolver, Scope, definition_node, history
 
 # What each design signal of a diff is evidence of, and how sure: the share of the tune
 # corpora's linked PRs with the signal whose gold has the pattern (`bench/change_signals.py`;
-# base rates 0.07-0.16). A guard's `raise` and a default parameter reach the rules' own
-# threshold (0.50) and apply their patterns alone; the model does not read diffs, so the
-# evidence gets its prior (`unread_by_model`: 0.64 becomes 0.78, 0.50 becomes 0.70, of the
-# default 0.70). The others are shown as evidence beside the review's.
+# base rates 0.07-0.16). Only a guard's `raise` reaches the rules' own threshold (0.55)
+# and applies its pattern alone; the model does not read diffs, so the evidence gets its
+# prior (`unread_by_model`: 0.64 becomes 0.76, of the default 0.70). The others are shown
+# as evidence beside the review's.
 SIGNAL_PATTERNS: Mapping[str, tuple[str, float]] = {
     "guard-raise": ("fail-fast-validation", 0.64),
     "parametrize-added": ("parametrized-test-matrix", 0.47),
