@@ -92,7 +92,9 @@ Evidence = tuple[int, int, str, float]  # span start, end, what showed it, confi
 def extract_patterns(entry: Entry, knowledge: Knowledge) -> list[Mention]:
     """One mention per pattern and evidence span, in the title and in the summary; `detail`
     is the confidence and what showed it: `"0.80 cue:…"`, or the combination's name
-    (`"0.60 fail-fast-validation--reject-invalid-input"`)."""
+    (`"0.60 fail-fast-validation--reject-invalid-input"`), then the model's say (`"(model
+    0.42)"`, `"(model prior 0.33)"`); or, for a pattern the model found, `"0.74 model:reject"`
+    (the concept that supports it)."""
     stopped: list[str] = []  # a user's cue stopped after its timeout: its evidence is missing
     title, text = _read(entry.title), _read(entry.text)
     found = [
@@ -136,10 +138,9 @@ def _weighed(
     known = {p.id for p in knowledge.patterns}
     summary = asserted(entry.text, suggested[1])
     if len(summary) >= MODEL_MIN_CHARS:
-        read = model.probabilities(asserted(entry.title, suggested[0]), summary)
+        read, said = model.probabilities(asserted(entry.title, suggested[0]), summary), "model"
     else:  # too short for the model: it gives every pattern its prior
-        read = dict.fromkeys(model.patterns, MODEL_PRIOR)
-    said = "model" if len(summary) >= MODEL_MIN_CHARS else "model prior"
+        read, said = dict.fromkeys(model.patterns, MODEL_PRIOR), "model prior"
     probability = {p: q for p, q in read.items() if p in known}
     kept = []
     for mention in found:
