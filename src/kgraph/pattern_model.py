@@ -73,8 +73,12 @@ class PatternModel:
         counted = np.bincount(found, minlength=self.idf.size)
         rows = np.flatnonzero(counted)
         weights = (1.0 + np.log(counted[rows])) * self.idf[rows]
-        norm = math.sqrt(float(weights @ weights)) or 1.0
-        return [float(z) for z in weights @ self.coefficients[rows] / norm + self.intercepts]
+        # `einsum`, not `@`: a matrix product goes to BLAS, whose threads (in every `-j`
+        # reader forked from the build) spin on the shared CPUs, and whose summation order
+        # may follow the thread count; einsum's own loop adds in a fixed order.
+        norm = math.sqrt(float(np.einsum("i,i->", weights, weights))) or 1.0
+        sums = np.einsum("i,ij->j", weights, self.coefficients[rows])
+        return [float(z) for z in sums / norm + self.intercepts]
 
     def _rows_in(self, document: str) -> np.ndarray:
         """The vocabulary row of each n-gram occurrence in the document that it knows."""
